@@ -1,0 +1,102 @@
+//! `runner gate ROWS...`: each row on a fresh server, a table and a verdict
+//! line per gate (or one JSON document), and a summary.
+
+use std::cell::RefCell;
+use std::path::Path;
+
+use runner::cli::GateArgs;
+use runner::event::Event;
+use runner::exit::Outcome;
+use runner::gate::GateContext;
+use runner::options::GateOptions;
+use runner::probe::pair_ratio::Limits;
+use runner::project::Project;
+use runner::report::json::{self, Interrupted};
+use runner::report::terminal::Terminal;
+use runner::session::{run_jobs, Job, Progress};
+use runner::spec::row::Trials;
+use runner::{pyenv, signals, spec};
+
+use super::{unusable, Finish};
+
+pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> Finish {
+    let opts = match GateOptions::from_args(args) {
+        Ok(o) => o,
+        Err(e) => return unusable(&e),
+    };
+    let rows = match spec::resolve_rows(&project.specs_dir(), &opts.rows) {
+        Ok(r) => r,
+        Err(e) => return unusable(&e.to_string()),
+    };
+    let profile = match spec::resolve_profile(&project.servers_dir(), &opts.server) {
+        Ok(p) => p,
+        Err(e) => return unusable(&e.to_string()),
+    };
+    let jobs: Vec<Job> = rows
+        .into_iter()
+        .map(|mut row| {
+            if let Some(t) = opts.trials {
+                row.trials = Trials { min: t, max: t };
+            }
+            Job {
+                row,
+                profile: profile.clone(),
+            }
+        })
+        .collect();
+
+    let progress = RefCell::new(Progress::default());
+    let terminal = RefCell::new(Terminal::new(std::io::stdout()));
+    let mut emit = |e: Event<'_>| {
+        // With --json, stdout carries only the JSON document.
+        if !(opts.json && matches!(e, Event::GateFinished(_))) {
+            terminal.borrow_mut().event(&e);
+        }
+    };
+    let work = async {
+        let env = pyenv::prepare(project, python, &mut |p| emit(Event::Env(p)))
+            .map_err(|e| e.to_string())?;
+        let ctx = GateContext {
+            project,
+            python: &env,
+            limits: Limits {
+                request: opts.request_timeout,
+                machine_wait: opts.machine_wait,
+            },
+        };
+        run_jobs(&ctx, &jobs, &progress, &mut emit).await;
+        Ok::<(), String>(())
+    };
+    let interrupted = match signals::until_signal(work).await {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => return unusable(&e),
+        Err(signal) => Some(signal),
+    };
+
+    let progress = progress.borrow();
+    let note = interrupted.map(|signal| Interrupted {
+        signal: signals::name(signal).into(),
+        during: progress.current.clone(),
+        server_pgid: progress.current_pgid,
+    });
+    if let Some(note) = &note {
+        eprintln!(
+            "interrupted by {} during {}; every server started was stopped",
+            note.signal,
+            note.during.as_deref().unwrap_or("set-up")
+        );
+    }
+    if opts.json {
+        println!("{}", json::render(&progress.results, note));
+    } else {
+        terminal.borrow_mut().summary(&progress.results);
+    }
+    let verdicts = progress.results.iter().map(|r| r.verdict()).collect();
+    match interrupted {
+        Some(signal) => Finish {
+            outcome: Outcome::Interrupted { signal },
+            verdicts,
+        },
+        None => Finish::verdicts(verdicts),
+    }
+}

@@ -1,0 +1,60 @@
+//! The digest that proves `/work` did its work: computed here, independently
+//! of the server, and compared with every reply.
+//!
+//! The fixture hashes `kib` KiB of the pattern 0..=255 repeated, then the
+//! request's seed as 8 little-endian bytes (fixtures/bareapp/work.py). The
+//! pattern part is the same for every request, so we hash it once into a
+//! SHA-256 midstate and finish each seed from a clone: microseconds per
+//! request, so checking never competes with the server for a core.
+
+use sha2::{Digest, Sha256};
+
+/// Expected digests for one work size.
+#[derive(Clone)]
+pub struct WorkDigest {
+    midstate: Sha256,
+}
+
+impl WorkDigest {
+    /// Hashes the fixed part of `kib` KiB of work.
+    pub fn new(kib: u32) -> Self {
+        let mut block = [0u8; 1024];
+        for (i, b) in block.iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        let mut midstate = Sha256::new();
+        for _ in 0..kib {
+            midstate.update(block);
+        }
+        Self { midstate }
+    }
+
+    /// The hex digest the fixture must return for `seed`.
+    pub fn expected(&self, seed: u64) -> String {
+        let mut h = self.midstate.clone();
+        h.update(seed.to_le_bytes());
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matches_the_fixture() {
+        // python3 -c "from work import work; print(work('hold', 1024, 7))"
+        // run in fixtures/bareapp.
+        assert_eq!(
+            WorkDigest::new(1024).expected(7),
+            "fed4e60d5082d0135d64452ada9ac6993f5a16a04cd2f88acc0486eb7633a24b"
+        );
+    }
+
+    #[test]
+    fn depends_on_seed_and_size() {
+        let d = WorkDigest::new(64);
+        assert_ne!(d.expected(1), d.expected(2));
+        assert_ne!(d.expected(1), WorkDigest::new(128).expected(1));
+    }
+}

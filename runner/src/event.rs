@@ -1,0 +1,35 @@
+//! Events the engine emits as it works; reporters turn them into output.
+//! The engine never prints.
+
+use std::time::Duration;
+
+use crate::gate::GateResult;
+use crate::probe::pair_ratio::TrialProgress;
+use crate::pyenv::EnvProgress;
+
+/// Something that happened during a run.
+#[derive(Debug, Clone)]
+pub enum Event<'a> {
+    /// Preparing the Python environment (first use or changed pins).
+    Env(EnvProgress),
+    /// A gate is starting its server.
+    GateStarted {
+        row: &'a str,
+        server: &'a str,
+        index: usize,
+        of: usize,
+    },
+    /// The server answered its readiness check.
+    ServerReady {
+        row: &'a str,
+        after: Duration,
+        pgid: i32,
+    },
+    /// A trial finished.
+    Trial {
+        row: &'a str,
+        progress: TrialProgress,
+    },
+    /// A gate has its verdict.
+    GateFinished(&'a GateResult),
+}

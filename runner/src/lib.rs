@@ -1,0 +1,25 @@
+//! The engine behind `runner`: SPEC rows and server profiles in, verdicts
+//! out. The CLI (`main.rs`) parses flags, drives the engine and chooses the
+//! exit code; everything here measures, judges and reports through events.
+
+pub mod cli;
+pub mod control;
+pub mod digest;
+pub mod event;
+pub mod exit;
+pub mod gate;
+pub mod http;
+pub mod logtail;
+pub mod machine_lock;
+pub mod options;
+pub mod probe;
+pub mod process;
+pub mod project;
+pub mod pyenv;
+pub mod report;
+pub mod server;
+pub mod session;
+pub mod signals;
+pub mod spec;
+pub mod stats;
+pub mod verdict;

@@ -1,0 +1,55 @@
+//! One gate at a time per machine. Two gates measuring at once each see the
+//! other as load (the capacity control would rightly say "cannot judge"), so
+//! every gate holds an exclusive `flock` on `.gates/measure.lock` while its
+//! server runs: parallel test threads, a second terminal or a stress run all
+//! take turns instead of spoiling each other's figures.
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// How often a waiting gate retries the lock.
+const RETRY: Duration = Duration::from_millis(20);
+
+/// Held for the length of one gate; released when dropped (or when the
+/// process dies, which the kernel handles for flock).
+pub struct MachineLock {
+    _file: File,
+    pub waited: Duration,
+}
+
+impl MachineLock {
+    /// Takes the lock, waiting at most `limit`; None if another gate held it
+    /// for all of that time.
+    pub async fn acquire(path: &Path, limit: Duration) -> std::io::Result<Option<Self>> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)?;
+        let started = Instant::now();
+        loop {
+            // SAFETY: flock on a descriptor we own; non-blocking so that a
+            // signal can drop this future while it waits.
+            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+            if rc == 0 {
+                return Ok(Some(Self {
+                    _file: file,
+                    waited: started.elapsed(),
+                }));
+            }
+            let err = std::io::Error::last_os_error();
+            if err.raw_os_error() != Some(libc::EWOULDBLOCK) {
+                return Err(err);
+            }
+            if started.elapsed() >= limit {
+                return Ok(None);
+            }
+            tokio::time::sleep(RETRY).await;
+        }
+    }
+}

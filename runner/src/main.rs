@@ -1,0 +1,42 @@
+//! `runner`: the command line. Parses flags, runs one command, and is the
+//! only place that chooses an exit code (from the table in `runner::exit`).
+
+mod commands;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use runner::cli::{Cli, Command};
+use runner::exit;
+use runner::project::Project;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(exit::CANNOT_JUDGE);
+        }
+    };
+    let finish = runtime.block_on(dispatch(cli));
+    ExitCode::from(exit::code(finish.outcome, &finish.verdicts))
+}
+
+async fn dispatch(cli: Cli) -> commands::Finish {
+    let project = match Project::locate(cli.project_dir.as_deref()) {
+        Ok(p) => p,
+        Err(e) => return commands::unusable(&e),
+    };
+    let python = cli.python.as_deref();
+    match &cli.command {
+        Command::List => commands::list::run(&project),
+        Command::Check { files } => commands::check::run(&project, files),
+        Command::Prepare => commands::prepare::run(&project, python),
+        Command::Gate(args) => commands::gate::run(&project, python, args).await,
+    }
+}

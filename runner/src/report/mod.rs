@@ -1,0 +1,4 @@
+//! Reporters: they consume engine events and results and own all output.
+
+pub mod json;
+pub mod terminal;

@@ -1,0 +1,179 @@
+//! One fresh server under test: started from its profile on a free loopback
+//! port, polled until ready within a bound, logging to a file whose tail goes
+//! into every failure, and stopped (whole process group) when dropped.
+
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::http;
+use crate::logtail;
+use crate::process::{GroupGuard, StopOutcome};
+use crate::spec::profile::{Launch, NotApplicable, Profile};
+use crate::spec::row::ServerSettings;
+
+/// Lines of server log shown with a failure.
+pub const LOG_TAIL_LINES: usize = 20;
+/// How often readiness is polled.
+const READY_POLL: Duration = Duration::from_millis(25);
+/// One readiness request's bound.
+const READY_REQUEST: Duration = Duration::from_millis(500);
+
+/// Why a server did not come up.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    NotApplicable(#[from] NotApplicable),
+    #[error("cannot start {program:?} ({source}); check `argv` in {profile}")]
+    Spawn {
+        program: String,
+        profile: String,
+        source: std::io::Error,
+    },
+    #[error("no free port on 127.0.0.1: {0}")]
+    Port(std::io::Error),
+    #[error("the server exited before it was ready ({status}); log {log}:\n{tail}")]
+    Exited {
+        status: String,
+        log: String,
+        tail: String,
+    },
+    #[error("the server was not ready within {timeout_ms} ms (GET {path} never answered 200; raise `ready.timeout_ms` in {profile} if it is just slow); log {log}:\n{tail}")]
+    NotReady {
+        timeout_ms: u64,
+        path: String,
+        profile: String,
+        log: String,
+        tail: String,
+    },
+    #[error("cannot write the server log {log}: {source}")]
+    Log { log: String, source: std::io::Error },
+}
+
+/// A running, ready server.
+pub struct Server {
+    guard: GroupGuard,
+    pub addr: SocketAddr,
+    pub log: PathBuf,
+    pub argv: Vec<String>,
+    /// From spawn to the first 200 from the readiness path.
+    pub ready_after: Duration,
+}
+
+impl Server {
+    pub fn pgid(&self) -> i32 {
+        self.guard.pgid()
+    }
+
+    pub fn log_tail(&self) -> String {
+        logtail::tail(&self.log, LOG_TAIL_LINES)
+    }
+
+    /// Whether the server's leader is still running.
+    pub fn exited(&mut self) -> Option<String> {
+        self.guard.try_exit_status().map(|s| s.to_string())
+    }
+
+    /// Stops the server's whole process group now.
+    pub fn stop(&mut self) -> StopOutcome {
+        self.guard.stop()
+    }
+}
+
+/// Where to start a server and what to run in it.
+pub struct StartRequest<'a> {
+    pub profile: &'a Profile,
+    pub settings: &'a ServerSettings,
+    pub python: &'a Path,
+    pub app: &'a str,
+    pub app_dir: &'a Path,
+    pub log: &'a Path,
+}
+
+/// Starts a server and waits until it answers its readiness path.
+pub async fn start(req: StartRequest<'_>) -> Result<Server, StartError> {
+    let port = free_port().map_err(StartError::Port)?;
+    let launch = Launch {
+        python: req.python,
+        host: "127.0.0.1",
+        port,
+        app: req.app,
+        app_dir: req.app_dir,
+    };
+    let argv = req.profile.argv(&launch, req.settings)?;
+    if let Some(dir) = req.log.parent() {
+        std::fs::create_dir_all(dir).map_err(|source| StartError::Log {
+            log: req.log.display().to_string(),
+            source,
+        })?;
+    }
+    let log_file = std::fs::File::create(req.log).map_err(|source| StartError::Log {
+        log: req.log.display().to_string(),
+        source,
+    })?;
+    let log_err = log_file.try_clone().map_err(|source| StartError::Log {
+        log: req.log.display().to_string(),
+        source,
+    })?;
+    let mut command = Command::new(&argv[0]);
+    command
+        .args(&argv[1..])
+        .current_dir(req.app_dir)
+        .envs(&req.profile.env)
+        .envs(&req.settings.env)
+        .stdin(Stdio::null())
+        .stdout(log_file)
+        .stderr(log_err);
+    let started = Instant::now();
+    let guard = GroupGuard::spawn(
+        &mut command,
+        Duration::from_millis(req.profile.stop_grace_ms),
+    )
+    .map_err(|source| StartError::Spawn {
+        program: argv[0].clone(),
+        profile: req.profile.file.display().to_string(),
+        source,
+    })?;
+    let mut server = Server {
+        guard,
+        addr: SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
+        log: req.log.to_path_buf(),
+        argv,
+        ready_after: Duration::ZERO,
+    };
+    let timeout = Duration::from_millis(req.profile.ready.timeout_ms);
+    loop {
+        if let Some(status) = server.exited() {
+            return Err(StartError::Exited {
+                status,
+                log: server.log.display().to_string(),
+                tail: server.log_tail(),
+            });
+        }
+        if let Ok(reply) = http::get_once(server.addr, &req.profile.ready.path, READY_REQUEST).await
+        {
+            if reply.status == 200 {
+                server.ready_after = started.elapsed();
+                return Ok(server);
+            }
+        }
+        if started.elapsed() >= timeout {
+            return Err(StartError::NotReady {
+                timeout_ms: req.profile.ready.timeout_ms,
+                path: req.profile.ready.path.clone(),
+                profile: req.profile.file.display().to_string(),
+                log: server.log.display().to_string(),
+                tail: server.log_tail(),
+            });
+        }
+        tokio::time::sleep(READY_POLL).await;
+    }
+}
+
+/// A port that was free on 127.0.0.1 a moment ago.
+fn free_port() -> std::io::Result<u16> {
+    Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
+        .local_addr()?
+        .port())
+}

@@ -1,0 +1,97 @@
+//! Shared by the integration tests: run the real `runner` binary against the
+//! real fixture and a real server, one gate at a time.
+//!
+//! Tests run in parallel; the runner itself makes gates take turns on the
+//! machine (`.gates/measure.lock`), so their figures do not disturb each other.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// `runner` run from the project root.
+pub fn runner() -> Command {
+    let mut cmd = Command::cargo_bin("runner").unwrap();
+    cmd.current_dir(root())
+        .timeout(std::time::Duration::from_secs(600));
+    cmd
+}
+
+/// The output of `runner ... --json`, its exit code and stderr.
+pub struct JsonRun {
+    pub code: i32,
+    pub report: Value,
+    pub stderr: String,
+}
+
+pub fn gate_json(args: &[&str]) -> JsonRun {
+    let out = runner()
+        .arg("gate")
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let report: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}\nstderr:\n{stderr}"));
+    JsonRun {
+        code: out.status.code().unwrap_or(-1),
+        report,
+        stderr,
+    }
+}
+
+impl JsonRun {
+    pub fn result(&self) -> &Value {
+        &self.report["results"][0]
+    }
+
+    pub fn verdict(&self) -> &str {
+        self.result()["verdict"].as_str().unwrap()
+    }
+
+    pub fn ratio(&self, which: &str) -> f64 {
+        self.result()["figures"][which]["ratio"].as_f64().unwrap()
+    }
+
+    /// Asserts that no process of any server this run started is alive.
+    pub fn assert_no_survivors(&self) {
+        for r in self.report["results"].as_array().unwrap() {
+            assert_eq!(
+                r["server"]["survivors"], false,
+                "the runner saw survivors: {r}"
+            );
+            if let Some(pgid) = r["server"]["pgid"].as_i64() {
+                assert!(
+                    !runner::process::group_alive(pgid as i32),
+                    "process group {pgid} still has live members after the runner exited"
+                );
+            }
+        }
+    }
+}
+
+/// Writes a copy of specs/E19.yaml with `edits` (from, to) applied into `dir`.
+pub fn edited_row(dir: &Path, name: &str, edits: &[(&str, &str)]) -> PathBuf {
+    let mut text = std::fs::read_to_string(root().join("specs/E19.yaml")).unwrap();
+    for (from, to) in edits {
+        assert!(
+            text.contains(from),
+            "specs/E19.yaml no longer contains {from:?}"
+        );
+        text = text.replace(from, to);
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}

@@ -1,0 +1,129 @@
+//! E19 end to end: real granian, real HTTP, the gap between a view that
+//! releases the GIL and one that holds it. Each expected pass has a twin that
+//! shows the same check failing.
+
+mod common;
+
+use common::{edited_row, gate_json};
+
+#[test]
+fn e19_passes_with_two_threads() {
+    let run = gate_json(&["E19"]);
+    assert_eq!(run.verdict(), "pass", "{}", run.result()["reason"]);
+    assert_eq!(run.code, 0);
+    assert!(
+        run.ratio("under_test") <= 1.35,
+        "releasing {}",
+        run.ratio("under_test")
+    );
+    assert!(
+        run.ratio("control") >= 1.7,
+        "holding {}",
+        run.ratio("control")
+    );
+    // The pair really used two connections and two server threads.
+    let r = run.result();
+    let ports = r["run"]["connection_ports"].as_array().unwrap();
+    assert_ne!(ports[0], ports[1]);
+    assert_eq!(r["run"]["under_test"]["pair_threads"], 2);
+    run.assert_no_survivors();
+}
+
+#[test]
+fn e19_fails_with_one_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let row = edited_row(
+        dir.path(),
+        "E19-one-thread.yaml",
+        &[("threads: 2", "threads: 1")],
+    );
+    let run = gate_json(&[row.to_str().unwrap()]);
+    assert_eq!(run.verdict(), "fail", "{}", run.result()["reason"]);
+    assert_eq!(run.code, 1);
+    // One thread serialises even the releasing view: about 2.0x.
+    assert!(
+        run.ratio("under_test") >= 1.7,
+        "releasing {}",
+        run.ratio("under_test")
+    );
+    assert!(run.result()["reason"]
+        .as_str()
+        .unwrap()
+        .contains("releasing read"));
+    run.assert_no_survivors();
+}
+
+#[test]
+fn deadline_work_cannot_judge_instead_of_passing() {
+    // Two /busy requests spin to a wall-clock deadline: they finish together
+    // however the GIL serialised them, so the holding control reads about
+    // 1.0x and the probe could not fail. The verdict must not be pass.
+    let dir = tempfile::tempdir().unwrap();
+    let row = edited_row(
+        dir.path(),
+        "E19-busy.yaml",
+        &[
+            ("path: /work?mode=release", "path: /busy?ms=25"),
+            ("path: /work?mode=hold", "path: /busy?ms=25"),
+        ],
+    );
+    let run = gate_json(&[row.to_str().unwrap()]);
+    assert_eq!(run.verdict(), "cannot-judge", "{}", run.result()["reason"]);
+    assert_eq!(run.code, 2);
+    assert!(run.ratio("under_test") < 1.3 && run.ratio("control") < 1.3);
+    let reason = run.result()["reason"].as_str().unwrap();
+    assert!(reason.contains("control did not separate"), "{reason}");
+    let warnings = run.result()["warnings"].to_string();
+    assert!(warnings.contains("unverified-work"), "{warnings}");
+    run.assert_no_survivors();
+}
+
+#[test]
+fn a_server_that_will_not_start_gives_exit_2_and_its_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("broken.yaml");
+    std::fs::write(
+        &profile,
+        r#"name: broken
+argv: ["{python}", "-c", "import sys; print('broken-server: refusing to start on port {port}'); sys.exit(3)"]
+knobs:
+  threads: ["--threads", "{threads}"]
+ready:
+  path: /
+  timeout_ms: 5000
+stop_grace_ms: 500
+"#,
+    )
+    .unwrap();
+    let run = gate_json(&["E19", "--server", profile.to_str().unwrap()]);
+    assert_eq!(run.code, 2);
+    assert_eq!(run.verdict(), "cannot-judge");
+    let reason = run.result()["reason"].as_str().unwrap();
+    assert!(reason.contains("exited before it was ready"), "{reason}");
+    assert!(run.result()["log_tail"]
+        .as_str()
+        .unwrap()
+        .contains("broken-server: refusing"));
+    run.assert_no_survivors();
+}
+
+#[test]
+fn a_working_profile_starts_where_the_broken_one_did_not() {
+    // Twin of the test above: the same kind of temporary profile, spelled
+    // right, starts and answers.
+    let dir = tempfile::tempdir().unwrap();
+    let granian =
+        std::fs::read_to_string(common::root().join("specs/servers/granian.yaml")).unwrap();
+    let profile = dir.path().join("mine.yaml");
+    std::fs::write(&profile, granian.replace("name: granian", "name: mine")).unwrap();
+    let run = gate_json(&[
+        "E19",
+        "--server",
+        profile.to_str().unwrap(),
+        "--trials",
+        "2",
+    ]);
+    assert_ne!(run.verdict(), "cannot-judge", "{}", run.result()["reason"]);
+    assert!(run.result()["server"]["ready_ms"].as_f64().unwrap() > 0.0);
+    run.assert_no_survivors();
+}
