@@ -128,7 +128,10 @@ fn mode_line(m: &ModeFigures) -> String {
         m.single_ms.min,
         m.pair_ms.min,
         m.ratio,
-        format!("{:.2} [{:.2}-{:.2}]", m.trial_ratios.median, m.trial_ratios.min, m.trial_ratios.max),
+        format!(
+            "{:.2} [{:.2}-{:.2}]",
+            m.trial_ratios.median, m.trial_ratios.min, m.trial_ratios.max
+        ),
         m.bound.to_string(),
         if m.holds { "ok" } else { "no" }
     )
@@ -160,7 +163,10 @@ pub fn render_gate(r: &GateResult) -> String {
             "",
             "",
             f.capacity,
-            format!("{:.2} [{:.2}-{:.2}]", f.capacity_trials.median, f.capacity_trials.min, f.capacity_trials.max),
+            format!(
+                "{:.2} [{:.2}-{:.2}]",
+                f.capacity_trials.median, f.capacity_trials.min, f.capacity_trials.max
+            ),
             format!("<= {:.2}x", f.capacity_at_most),
             if f.capacity <= f.capacity_at_most {
                 "ok"

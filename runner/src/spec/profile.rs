@@ -43,6 +43,11 @@ pub struct ProfileFile {
 pub struct Knobs {
     pub threads: Option<Vec<String>>,
     pub workers: Option<Vec<String>>,
+    /// Arguments that make the master import the app before forking workers.
+    pub preload: Option<Vec<String>>,
+    /// Arguments that make each worker import the app itself (`[]` when that
+    /// is the server's default).
+    pub no_preload: Option<Vec<String>>,
 }
 
 /// The readiness check: GET `path` answers 200 within `timeout_ms`.
@@ -110,6 +115,21 @@ impl Profile {
                     .iter()
                     .map(|a| a.replace(&format!("{{{knob}}}"), &value)),
             );
+        }
+        let preload = match settings.preload {
+            None => None,
+            Some(true) => Some(("preload", &self.knobs.preload)),
+            Some(false) => Some(("no_preload", &self.knobs.no_preload)),
+        };
+        if let Some((knob, spelling)) = preload {
+            let Some(spelling) = spelling else {
+                return Err(NotApplicable {
+                    server: self.name.clone(),
+                    knob,
+                    file: self.file.display().to_string(),
+                });
+            };
+            knob_args.extend(spelling.iter().cloned());
         }
         let fill = |s: &str| {
             s.replace("{python}", &launch.python.display().to_string())
@@ -181,6 +201,14 @@ pub fn load_profile(file: &Path) -> Result<Profile, SpecError> {
     }
     if let Some(w) = &raw.knobs.workers {
         check(&["knobs", "workers"], w, Some("workers"))?;
+    }
+    for (key, args) in [
+        ("preload", &raw.knobs.preload),
+        ("no_preload", &raw.knobs.no_preload),
+    ] {
+        if let Some(args) = args {
+            check(&["knobs", key], args, None)?;
+        }
     }
     if !raw.ready.path.starts_with('/') {
         return Err(err(

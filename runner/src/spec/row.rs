@@ -64,6 +64,10 @@ pub struct ServerSettings {
     pub threads: Option<u32>,
     /// Worker processes.
     pub workers: Option<u32>,
+    /// Whether the app is imported once in the master and inherited by
+    /// forked workers (`true`), or imported by each worker itself, by spawn
+    /// or by import after fork (`false`). Unset: the server's default.
+    pub preload: Option<bool>,
     /// Extra environment for the server process.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
