@@ -39,6 +39,62 @@ pub enum Command {
         /// Row files; all of specs/*.yaml by default.
         files: Vec<PathBuf>,
     },
+    /// Run one row's gate N times (each on a fresh server), optionally under
+    /// a background CPU load, and print the verdict distribution and the
+    /// spread of each figure.
+    Stress(StressArgs),
+    /// Run every row on every server (a fresh server each time) and print
+    /// rows by servers: the conformance matrix.
+    Matrix(MatrixArgs),
+    /// List the server profiles, whether each is ready to run here, and
+    /// its version.
+    Servers {
+        /// Profile names or paths; all of specs/servers/ by default.
+        #[arg(value_name = "NAME|PATH")]
+        profiles: Vec<String>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct StressArgs {
+    /// The row: an id (E19) or a path to a row file.
+    #[arg(value_name = "ROW")]
+    pub row: String,
+
+    /// How many times to run the gate.
+    #[arg(long, value_name = "N")]
+    pub runs: u32,
+
+    /// Server profile: a name from specs/servers/ or a path to a profile file.
+    #[arg(long, default_value = "granian", value_name = "NAME|PATH")]
+    pub server: String,
+
+    /// Background CPU load the runner starts for each gate and kills after
+    /// it: none; burst (one core, 100 ms busy, 100 ms idle); spin (one core
+    /// busy all the time).
+    #[arg(long, default_value = "none", value_name = "none|burst|spin")]
+    pub noise: String,
+
+    /// The verdict this row should get here; runs reaching the opposite one
+    /// are counted wrong (cannot judge never is) and make the exit code 1.
+    #[arg(long, value_name = "pass|fail")]
+    pub expect: Option<String>,
+
+    /// Print the summary and every run as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Run exactly N trials per gate (the row's `trials.min` and `trials.max`).
+    #[arg(long, value_name = "N")]
+    pub trials: Option<u32>,
+
+    /// Bound on any one request, and on each capacity-control sample.
+    #[arg(long, default_value_t = 30_000, value_name = "MS")]
+    pub request_timeout_ms: u64,
+
+    /// How long each gate waits for another gate on this machine.
+    #[arg(long, default_value_t = 900_000, value_name = "MS")]
+    pub machine_wait_ms: u64,
 }
 
 #[derive(Debug, Args)]
@@ -65,6 +121,38 @@ pub struct GateArgs {
 
     /// How long a gate waits for another gate on this machine (they take
     /// turns: two at once would measure each other).
+    #[arg(long, default_value_t = 900_000, value_name = "MS")]
+    pub machine_wait_ms: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct MatrixArgs {
+    /// Row ids (E19), paths to row files, or `all` (the default).
+    #[arg(value_name = "ROW")]
+    pub rows: Vec<String>,
+
+    /// Servers, comma-separated: names from specs/servers/ or paths to
+    /// profile files; every profile in specs/servers/ by default.
+    #[arg(long, alias = "server", value_delimiter = ',', value_name = "NAME|PATH,...")]
+    pub servers: Vec<String>,
+
+    /// Also write the matrix as Markdown to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+
+    /// Also write the matrix and every gate's result as JSON to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+
+    /// Run exactly N trials per gate (the row's `trials.min` and `trials.max`).
+    #[arg(long, value_name = "N")]
+    pub trials: Option<u32>,
+
+    /// Bound on any one request, and on each capacity-control sample.
+    #[arg(long, default_value_t = 30_000, value_name = "MS")]
+    pub request_timeout_ms: u64,
+
+    /// How long each gate waits for another gate on this machine.
     #[arg(long, default_value_t = 900_000, value_name = "MS")]
     pub machine_wait_ms: u64,
 }

@@ -38,5 +38,8 @@ async fn dispatch(cli: Cli) -> commands::Finish {
         Command::Check { files } => commands::check::run(&project, files),
         Command::Prepare => commands::prepare::run(&project, python),
         Command::Gate(args) => commands::gate::run(&project, python, args).await,
+        Command::Stress(args) => commands::stress::run(&project, python, args).await,
+        Command::Matrix(args) => commands::matrix::run(&project, python, args).await,
+        Command::Servers { profiles } => commands::servers::run(&project, python, profiles),
     }
 }

@@ -39,10 +39,12 @@ pub enum StartError {
         log: String,
         tail: String,
     },
-    #[error("the server was not ready within {timeout_ms} ms (GET {path} never answered 200; raise `ready.timeout_ms` in {profile} if it is just slow); log {log}:\n{tail}")]
+    #[error("the server was not ready within {timeout_ms} ms (GET {path} never answered 200, last: {last}; raise `ready.timeout_ms` in {profile} if it is just slow); log {log}:\n{tail}")]
     NotReady {
         timeout_ms: u64,
         path: String,
+        /// What the last readiness attempt got: refused, no reply, a status.
+        last: String,
         profile: String,
         log: String,
         tail: String,
@@ -143,6 +145,7 @@ pub async fn start(req: StartRequest<'_>) -> Result<Server, StartError> {
         ready_after: Duration::ZERO,
     };
     let timeout = Duration::from_millis(req.profile.ready.timeout_ms);
+    let mut last = String::from("no attempt");
     loop {
         if let Some(status) = server.exited() {
             return Err(StartError::Exited {
@@ -151,17 +154,23 @@ pub async fn start(req: StartRequest<'_>) -> Result<Server, StartError> {
                 tail: server.log_tail(),
             });
         }
-        if let Ok(reply) = http::get_once(server.addr, &req.profile.ready.path, READY_REQUEST).await
-        {
-            if reply.status == 200 {
-                server.ready_after = started.elapsed();
-                return Ok(server);
+        // A readiness request never outlives the readiness bound.
+        let left = timeout.saturating_sub(started.elapsed()).min(READY_REQUEST);
+        if !left.is_zero() {
+            match http::get_once(server.addr, &req.profile.ready.path, left).await {
+                Ok(reply) if reply.status == 200 => {
+                    server.ready_after = started.elapsed();
+                    return Ok(server);
+                }
+                Ok(reply) => last = format!("HTTP {}", reply.status),
+                Err(e) => last = e.to_string(),
             }
         }
         if started.elapsed() >= timeout {
             return Err(StartError::NotReady {
                 timeout_ms: req.profile.ready.timeout_ms,
                 path: req.profile.ready.path.clone(),
+                last,
                 profile: req.profile.file.display().to_string(),
                 log: server.log.display().to_string(),
                 tail: server.log_tail(),

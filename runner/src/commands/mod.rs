@@ -4,7 +4,10 @@
 pub mod check;
 pub mod gate;
 pub mod list;
+pub mod matrix;
 pub mod prepare;
+pub mod servers;
+pub mod stress;
 
 use runner::exit::Outcome;
 use runner::verdict::Verdict;

@@ -1,13 +1,19 @@
-//! The pair-ratio probe (E19): per mode, one request alone, then two at once
-//! on two kept-alive connections, over interleaved trials.
+//! The pair-ratio probe (E19, and E15's cross-process half): per mode, one
+//! request alone, then two at once on two kept-alive connections, over
+//! interleaved trials.
 //!
 //! Shape, and why:
 //! - Two connections and two requests, never four: more asks the scheduler
-//!   for fairness, which small CI runners disprove.
+//!   for fairness, which small CI runners disprove. Modes on the same server
+//!   share the same two connections.
 //! - Both connections are opened and used before any timing, and each
 //!   [`Connection`] is one TCP stream, so set-up is never inside a figure.
 //!   Where the server tells the app the peer port, every reply is checked
 //!   against the connection it came back on.
+//! - On a server with several workers, the two connections are chosen to
+//!   land on two distinct worker processes (opening more, up to a cap, until
+//!   two pids differ), and every reply's pid is checked against its
+//!   connection's: two connections land on one worker 30-70% of the time.
 //! - The pair is released together: both requests are issued in one poll of
 //!   a single-threaded runtime, microseconds apart.
 //! - Modes alternate order trial by trial (ABBA...), so drift in the machine
@@ -25,7 +31,7 @@ use crate::control::{CapacityControl, ControlError, ControlSample};
 use crate::digest::WorkDigest;
 use crate::http::{Connection, HttpError, Reply};
 use crate::probe::seeds::Seeds;
-use crate::spec::row::{PairMode, PairRatioPlan, Trials};
+use crate::spec::row::{Mode, PairRatioPlan, Trials};
 
 /// Bounds on waiting, from the options.
 #[derive(Debug, Clone, Copy)]
@@ -42,6 +48,13 @@ pub struct TrialProgress {
     pub of: u32,
 }
 
+/// Where each mode's server listens, and how many workers it runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Target {
+    pub addr: SocketAddr,
+    pub workers: u32,
+}
+
 /// What one mode measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct ModeRun {
@@ -53,6 +66,10 @@ pub struct ModeRun {
     pub pair_ms: Vec<f64>,
     /// Distinct server threads seen serving this mode's pairs.
     pub pair_threads: usize,
+    /// Distinct worker processes seen serving this mode's pairs.
+    pub pair_pids: usize,
+    /// The client ports of the two connections this mode used.
+    pub connection_ports: [u16; 2],
 }
 
 /// Why a run cannot be used as evidence at all.
@@ -60,31 +77,17 @@ pub struct ModeRun {
 #[serde(tag = "cause", rename_all = "kebab-case")]
 pub enum Broken {
     #[error("{mode}: request failed on connection :{port}: {error}")]
-    Request {
-        mode: String,
-        port: u16,
-        error: HttpError,
-    },
+    Request { mode: String, port: u16, error: HttpError },
     #[error("{mode}: HTTP {status} for {path}: {body}")]
-    Status {
-        mode: String,
-        path: String,
-        status: u16,
-        body: String,
-    },
+    Status { mode: String, path: String, status: u16, body: String },
     #[error("{mode}: wrong digest for {path} (got {got:?}, expected {expected}); the server did not do the work it was asked for")]
-    Digest {
-        mode: String,
-        path: String,
-        got: String,
-        expected: String,
-    },
+    Digest { mode: String, path: String, got: String, expected: String },
     #[error("{mode}: the reply on connection :{expected} says the server saw peer port :{seen}; the request did not travel on the kept-alive connection")]
-    Connection {
-        mode: String,
-        expected: u16,
-        seen: u16,
-    },
+    Connection { mode: String, expected: u16, seen: u16 },
+    #[error("{mode}: the reply on connection :{port} came from worker {seen}, but that connection was served by worker {expected}")]
+    Worker { mode: String, port: u16, expected: u32, seen: u32 },
+    #[error("{mode}: {opened} connections all landed on one worker ({pid}); cannot put a pair on two processes (raise connections_at_most)")]
+    OneWorker { mode: String, opened: u32, pid: u32 },
     #[error("capacity control: {0}")]
     Control(#[serde(serialize_with = "display")] ControlError),
 }
@@ -99,9 +102,17 @@ pub struct PairRatioRun {
     pub under_test: ModeRun,
     pub control: ModeRun,
     pub capacity: Vec<ControlSample>,
+    /// The under-test mode's two connections (client ports).
     pub connection_ports: [u16; 2],
     pub trials_done: u32,
     pub broken: Option<Broken>,
+}
+
+/// Two kept-alive connections to one server, and the worker each landed on.
+struct Lane {
+    conns: [Connection; 2],
+    /// Set when the server has several workers: each reply must match.
+    pids: Option<[u32; 2]>,
 }
 
 struct Session<'a> {
@@ -109,54 +120,39 @@ struct Session<'a> {
     digest: WorkDigest,
     seeds: Seeds,
     limits: Limits,
-    conns: [Connection; 2],
+    lanes: Vec<Lane>,
+    /// The lane of [under test, control].
+    lane_of: [usize; 2],
 }
 
 impl Session<'_> {
-    fn url(&mut self, mode: &PairMode) -> (String, Option<u64>) {
+    fn url(&mut self, mode: &Mode) -> (String, Option<u64>) {
         if is_work_route(&mode.path) {
             let seed = self.seeds.next().unwrap_or_default();
             let sep = if mode.path.contains('?') { '&' } else { '?' };
-            (
-                format!("{}{sep}kib={}&seed={seed}", mode.path, self.plan.work_kib),
-                Some(seed),
-            )
+            (format!("{}{sep}kib={}&seed={seed}", mode.path, self.plan.work_kib), Some(seed))
         } else {
             (mode.path.clone(), None)
         }
     }
 
-    fn check(
-        &self,
-        mode: &PairMode,
-        conn: usize,
-        url: &str,
-        seed: Option<u64>,
-        result: Result<Reply, HttpError>,
-    ) -> Result<Reply, Broken> {
-        let port = self.conns[conn].local_port();
-        let reply = result.map_err(|error| Broken::Request {
-            mode: mode.name.clone(),
-            port,
-            error,
-        })?;
+    fn check(&self, mode: &Mode, lane: usize, conn: usize, url: &str, seed: Option<u64>, result: Result<Reply, HttpError>) -> Result<Reply, Broken> {
+        let l = &self.lanes[lane];
+        let port = l.conns[conn].local_port();
+        let reply = result.map_err(|error| Broken::Request { mode: mode.name.clone(), port, error })?;
         if reply.status != 200 {
             let mut body = reply.text();
             body.truncate(200);
-            return Err(Broken::Status {
-                mode: mode.name.clone(),
-                path: url.into(),
-                status: reply.status,
-                body,
-            });
+            return Err(Broken::Status { mode: mode.name.clone(), path: url.into(), status: reply.status, body });
         }
         if let Some(seen) = reply.served_by.peer_port {
             if seen != port {
-                return Err(Broken::Connection {
-                    mode: mode.name.clone(),
-                    expected: port,
-                    seen,
-                });
+                return Err(Broken::Connection { mode: mode.name.clone(), expected: port, seen });
+            }
+        }
+        if let (Some(pids), Some(seen)) = (l.pids, reply.served_by.pid) {
+            if pids[conn] != seen {
+                return Err(Broken::Worker { mode: mode.name.clone(), port, expected: pids[conn], seen });
             }
         }
         if let Some(seed) = seed {
@@ -165,41 +161,36 @@ impl Session<'_> {
             if got.trim() != expected {
                 let mut got = got;
                 got.truncate(80);
-                return Err(Broken::Digest {
-                    mode: mode.name.clone(),
-                    path: url.into(),
-                    got,
-                    expected,
-                });
+                return Err(Broken::Digest { mode: mode.name.clone(), path: url.into(), got, expected });
             }
         }
         Ok(reply)
     }
 
-    /// One request alone on connection `conn`; its time in ms.
-    async fn single(&mut self, mode: &PairMode, conn: usize) -> Result<f64, Broken> {
+    /// One request alone on connection `conn` of the mode's lane; its time in ms.
+    async fn single(&mut self, slot: usize, mode: &Mode, conn: usize) -> Result<f64, Broken> {
+        let lane = self.lane_of[slot];
         let (url, seed) = self.url(mode);
-        let result = self.conns[conn].get(&url, self.limits.request).await;
-        let reply = self.check(mode, conn, &url, seed, result)?;
+        let result = self.lanes[lane].conns[conn].get(&url, self.limits.request).await;
+        let reply = self.check(mode, lane, conn, &url, seed, result)?;
         Ok(ms(reply.elapsed))
     }
 
-    /// Two requests at once, one per connection; the pair's time in ms and
-    /// the server threads that served them.
-    async fn pair(&mut self, mode: &PairMode) -> Result<(f64, [Option<u64>; 2]), Broken> {
+    /// Two requests at once, one per connection of the mode's lane; the
+    /// pair's time in ms and who served each.
+    async fn pair(&mut self, slot: usize, mode: &Mode) -> Result<(f64, [(Option<u32>, Option<u64>); 2]), Broken> {
+        let lane = self.lane_of[slot];
         let (url_a, seed_a) = self.url(mode);
         let (url_b, seed_b) = self.url(mode);
         let limit = self.limits.request;
-        let [a, b] = &mut self.conns;
+        let [a, b] = &mut self.lanes[lane].conns;
         let started = Instant::now();
         let (ra, rb) = tokio::join!(a.get(&url_a, limit), b.get(&url_b, limit));
         let elapsed = started.elapsed();
-        let ra = self.check(mode, 0, &url_a, seed_a, ra)?;
-        let rb = self.check(mode, 1, &url_b, seed_b, rb)?;
-        Ok((
-            ms(elapsed),
-            [ra.served_by.thread_id, rb.served_by.thread_id],
-        ))
+        let ra = self.check(mode, lane, 0, &url_a, seed_a, ra)?;
+        let rb = self.check(mode, lane, 1, &url_b, seed_b, rb)?;
+        let who = |r: &Reply| (r.served_by.pid, r.served_by.thread_id);
+        Ok((ms(elapsed), [who(&ra), who(&rb)]))
     }
 }
 
@@ -212,13 +203,45 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// Runs the probe against a ready server at `addr`: `trials.min` trials,
-/// then one more at a time until `settled` says the figures decide the
-/// verdict, or `trials.max`.
+/// Opens the two connections of a lane. With several workers, keeps opening
+/// (up to `cap`) until two connections are served by distinct pids.
+async fn open_lane(mode: &Mode, target: Target, cap: u32, limits: Limits) -> Result<Lane, Broken> {
+    let fail = |port: u16| {
+        let name = mode.name.clone();
+        move |error| Broken::Request { mode: name, port, error }
+    };
+    if target.workers <= 1 {
+        let a = Connection::open(target.addr, limits.request).await.map_err(fail(0))?;
+        let b = Connection::open(target.addr, limits.request).await.map_err(fail(0))?;
+        return Ok(Lane { conns: [a, b], pids: None });
+    }
+    let mut first: Option<(Connection, u32)> = None;
+    let mut last_pid = 0;
+    for _ in 0..cap {
+        let mut c = Connection::open(target.addr, limits.request).await.map_err(fail(0))?;
+        let port = c.local_port();
+        let reply = c.get("/pid", limits.request).await.map_err(fail(port))?;
+        let pid = reply.served_by.pid.or_else(|| reply.text().trim().parse().ok()).unwrap_or(0);
+        last_pid = pid;
+        match first.take() {
+            None => first = Some((c, pid)),
+            Some((f, fpid)) if fpid != pid => return Ok(Lane { conns: [f, c], pids: Some([fpid, pid]) }),
+            Some(keep) => first = Some(keep),
+        }
+    }
+    Err(Broken::OneWorker { mode: mode.name.clone(), opened: cap, pid: last_pid })
+}
+
+/// Runs the probe: `trials.min` trials, then one more at a time until
+/// `settled` says the figures decide the verdict, or `trials.max`.
+/// `targets` are the servers of [under test, control]; equal addresses share
+/// one lane of connections.
+#[allow(clippy::too_many_arguments)]
 pub async fn run(
-    addr: SocketAddr,
+    targets: [Target; 2],
     plan: &PairRatioPlan,
     trials: Trials,
+    connections_cap: u32,
     control: &mut CapacityControl,
     limits: Limits,
     settled: &dyn Fn(&PairRatioRun) -> bool,
@@ -232,17 +255,22 @@ pub async fn run(
         trials_done: 0,
         broken: None,
     };
-    if let Err(broken) = run_into(
-        addr, plan, trials, control, limits, settled, progress, &mut out,
-    )
-    .await
-    {
+    let args = RunArgs { targets, plan, trials, connections_cap, limits };
+    if let Err(broken) = run_into(&args, control, settled, progress, &mut out).await {
         out.broken = Some(broken);
     }
     out
 }
 
-fn mode_run(mode: &PairMode) -> ModeRun {
+struct RunArgs<'a> {
+    targets: [Target; 2],
+    plan: &'a PairRatioPlan,
+    trials: Trials,
+    connections_cap: u32,
+    limits: Limits,
+}
+
+fn mode_run(mode: &Mode) -> ModeRun {
     ModeRun {
         name: mode.name.clone(),
         path: mode.path.clone(),
@@ -250,84 +278,69 @@ fn mode_run(mode: &PairMode) -> ModeRun {
         single_ms: Vec::new(),
         pair_ms: Vec::new(),
         pair_threads: 0,
+        pair_pids: 0,
+        connection_ports: [0, 0],
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 async fn run_into(
-    addr: SocketAddr,
-    plan: &PairRatioPlan,
-    trials: Trials,
+    args: &RunArgs<'_>,
     control: &mut CapacityControl,
-    limits: Limits,
     settled: &dyn Fn(&PairRatioRun) -> bool,
     progress: &mut dyn FnMut(TrialProgress),
     out: &mut PairRatioRun,
 ) -> Result<(), Broken> {
-    let open = |name: &str| {
-        let name = name.to_string();
-        move |error| Broken::Request {
-            mode: name,
-            port: 0,
-            error,
-        }
+    let plan = args.plan;
+    let modes = [&plan.under_test, &plan.control];
+    let mut lanes = vec![open_lane(modes[0], args.targets[0], args.connections_cap, args.limits).await?];
+    let lane_of = if args.targets[1].addr == args.targets[0].addr {
+        [0, 0]
+    } else {
+        lanes.push(open_lane(modes[1], args.targets[1], args.connections_cap, args.limits).await?);
+        [0, 1]
     };
-    let a = Connection::open(addr, limits.request)
-        .await
-        .map_err(open("connect"))?;
-    let b = Connection::open(addr, limits.request)
-        .await
-        .map_err(open("connect"))?;
-    out.connection_ports = [a.local_port(), b.local_port()];
-    let mut s = Session {
-        plan,
-        digest: WorkDigest::new(plan.work_kib),
-        seeds: Seeds::new(),
-        limits,
-        conns: [a, b],
-    };
+    let ports = |l: &Lane| [l.conns[0].local_port(), l.conns[1].local_port()];
+    out.connection_ports = ports(&lanes[0]);
+    out.under_test.connection_ports = ports(&lanes[lane_of[0]]);
+    out.control.connection_ports = ports(&lanes[lane_of[1]]);
+    let mut s = Session { plan, digest: WorkDigest::new(plan.work_kib), seeds: Seeds::new(), limits: args.limits, lanes, lane_of };
 
-    // Warm-up: every mode paired on both connections, so both connections
-    // have carried a request and the server's threads, imports and buffers
-    // exist before anything is timed.
+    // Warm-up: every mode paired on both its connections, so both have
+    // carried a request and the server's threads, imports and buffers exist
+    // before anything is timed.
     for _ in 0..plan.warmup {
-        for mode in [&plan.under_test, &plan.control] {
-            s.pair(mode).await?;
+        for (slot, mode) in modes.iter().enumerate() {
+            s.pair(slot, mode).await?;
         }
     }
-    let mut threads: [std::collections::BTreeSet<u64>; 2] = Default::default();
-    for trial in 0..trials.max {
-        let order: [(usize, &PairMode); 2] = if trial % 2 == 0 {
-            [(0, &plan.under_test), (1, &plan.control)]
-        } else {
-            [(1, &plan.control), (0, &plan.under_test)]
-        };
-        for (slot, mode) in order {
-            let single = s.single(mode, (trial % 2) as usize).await?;
-            let (pair, served) = s.pair(mode).await?;
-            threads[slot].extend(served.into_iter().flatten());
-            let run = if slot == 0 {
-                &mut out.under_test
-            } else {
-                &mut out.control
-            };
+    let mut threads: [std::collections::BTreeSet<(Option<u32>, u64)>; 2] = Default::default();
+    let mut pids: [std::collections::BTreeSet<u32>; 2] = Default::default();
+    for trial in 0..args.trials.max {
+        let order = if trial % 2 == 0 { [0, 1] } else { [1, 0] };
+        for slot in order {
+            let mode = modes[slot];
+            let single = s.single(slot, mode, (trial % 2) as usize).await?;
+            let (pair, served) = s.pair(slot, mode).await?;
+            for (pid, tid) in served {
+                if let Some(tid) = tid {
+                    threads[slot].insert((pid, tid));
+                }
+                pids[slot].extend(pid);
+            }
+            let run = if slot == 0 { &mut out.under_test } else { &mut out.control };
             run.single_ms.push(single);
             run.pair_ms.push(pair);
         }
         let seed = s.seeds.next().unwrap_or_default();
-        let sample = control
-            .sample(plan.work_kib, seed, &s.digest, limits.request)
-            .await
-            .map_err(Broken::Control)?;
+        let sample = control.sample(plan.work_kib, seed, &s.digest, args.limits.request).await.map_err(Broken::Control)?;
         out.capacity.push(sample);
         out.trials_done = trial + 1;
         out.under_test.pair_threads = threads[0].len();
         out.control.pair_threads = threads[1].len();
-        progress(TrialProgress {
-            trial: trial + 1,
-            of: trials.max,
-        });
-        if trial + 1 >= trials.min && settled(out) {
+        out.under_test.pair_pids = pids[0].len();
+        out.control.pair_pids = pids[1].len();
+        progress(TrialProgress { trial: trial + 1, of: args.trials.max });
+        if trial + 1 >= args.trials.min && settled(out) {
             break;
         }
     }

@@ -1,4 +1,5 @@
 //! Reporters: they consume engine events and results and own all output.
 
 pub mod json;
+pub mod matrix;
 pub mod terminal;

@@ -6,7 +6,7 @@ use std::io::{IsTerminal, Write};
 use crate::event::Event;
 use crate::gate::GateResult;
 use crate::pyenv::EnvProgress;
-use crate::verdict::{ModeFigures, Verdict};
+use crate::verdict::{CensusFigures, Figures, KeepaliveFigures, ModeFigures, PairRatioFigures, Verdict};
 
 /// Writes progress to stderr and results to `out`.
 pub struct Terminal<W: Write> {
@@ -115,89 +115,100 @@ impl<W: Write> Terminal<W> {
 }
 
 fn headline(r: &GateResult) -> String {
-    match &r.judgement.figures {
-        Some(f) => format!("{:.2}x/{:.2}x", f.under_test.ratio, f.control.ratio),
-        None => String::new(),
-    }
+    r.judgement.headline.clone()
 }
 
 fn mode_line(m: &ModeFigures) -> String {
     format!(
-        "  {:<10} {:>9.1} {:>9.1} {:>7.2}x   {:<20} {:>9}   {}\n",
+        "  {:<12} {:>9.1} {:>9.1} {:>7.2}x   {:<20} {:>9}   {}\n",
         m.name,
         m.single_ms.min,
         m.pair_ms.min,
         m.ratio,
-        format!(
-            "{:.2} [{:.2}-{:.2}]",
-            m.trial_ratios.median, m.trial_ratios.min, m.trial_ratios.max
-        ),
+        format!("{:.2} [{:.2}-{:.2}]", m.trial_ratios.median, m.trial_ratios.min, m.trial_ratios.max),
         m.bound.to_string(),
         if m.holds { "ok" } else { "no" }
     )
+}
+
+fn ok(holds: bool) -> &'static str {
+    if holds {
+        "ok"
+    } else {
+        "no"
+    }
+}
+
+fn pair_ratio_table(f: &PairRatioFigures, s: &mut String) {
+    s.push_str(&format!(
+        "  {:<12} {:>9} {:>9} {:>8}   {:<20} {:>9}\n",
+        "mode", "single ms", "pair ms", "ratio", "trials med [range]", "bound"
+    ));
+    s.push_str(&mode_line(&f.under_test));
+    s.push_str(&mode_line(&f.control));
+    s.push_str(&format!(
+        "  {:<12} {:>9} {:>9} {:>7.2}x   {:<20} {:>9}   {}\n",
+        "capacity",
+        "",
+        "",
+        f.capacity,
+        format!("{:.2} [{:.2}-{:.2}]", f.capacity_trials.median, f.capacity_trials.min, f.capacity_trials.max),
+        format!("<= {:.2}x", f.capacity_at_most),
+        ok(f.capacity <= f.capacity_at_most)
+    ));
+    s.push_str(&format!("  ({} trials; single and pair are the fastest of each; ratio = min pair / min single)\n", f.trials));
+}
+
+fn keepalive_table(f: &KeepaliveFigures, s: &mut String) {
+    s.push_str(&format!("  {:<40} {:>8}   {:>9}\n", "figure (over S = ".to_string() + &f.slow_ms.to_string() + " ms)", "value", "bound"));
+    for c in &f.checks {
+        s.push_str(&format!("  {:<40} {:>8.3}   {:>9}   {}\n", c.name, c.value, c.bound.to_string(), ok(c.holds)));
+    }
+    s.push_str(&format!("  {:<40} {:>8.3}   (control: B waits behind A)\n", "control B over S (best trial)", f.control_ratio));
+    s.push_str(&format!("  ({} trials)\n", f.trials));
+}
+
+fn census_table(f: &CensusFigures, s: &mut String) {
+    s.push_str(&format!(
+        "  workers {:?} (needs >= {}), at the end {:?}; runtime dead in {:?}; app imported in {:?}\n",
+        f.workers, f.workers_at_least, f.workers_after, f.dead_runtimes, f.import_pids
+    ));
+    if let Some(fc) = &f.fork_control {
+        s.push_str(&format!(
+            "  fork control: parent alive={}, forked child alive={} (check: {})\n",
+            fc.parent.alive, fc.child.alive, fc.child.check
+        ));
+    }
+    if let Some(p) = &f.pair_ratio {
+        s.push_str("  parallel across processes:\n");
+        pair_ratio_table(p, s);
+    }
 }
 
 /// A gate's table and verdict line.
 pub fn render_gate(r: &GateResult) -> String {
     let mut s = String::new();
     s.push_str(&format!("{}  {}\n", r.row.id, r.row.title));
-    let ready = r
-        .server
-        .ready_ms
-        .map_or(String::new(), |ms| format!(", ready in {ms:.0} ms"));
-    s.push_str(&format!(
-        "  server {}{ready}; log {}\n",
-        r.server.profile,
-        r.server.log.display()
-    ));
-    if let Some(f) = &r.judgement.figures {
-        s.push_str(&format!(
-            "  {:<10} {:>9} {:>9} {:>8}   {:<20} {:>9}\n",
-            "mode", "single ms", "pair ms", "ratio", "trials med [range]", "bound"
-        ));
-        s.push_str(&mode_line(&f.under_test));
-        s.push_str(&mode_line(&f.control));
-        s.push_str(&format!(
-            "  {:<10} {:>9} {:>9} {:>7.2}x   {:<20} {:>9}   {}\n",
-            "capacity",
-            "",
-            "",
-            f.capacity,
-            format!(
-                "{:.2} [{:.2}-{:.2}]",
-                f.capacity_trials.median, f.capacity_trials.min, f.capacity_trials.max
-            ),
-            format!("<= {:.2}x", f.capacity_at_most),
-            if f.capacity <= f.capacity_at_most {
-                "ok"
-            } else {
-                "no"
-            }
-        ));
-        s.push_str(&format!(
-            "  ({} trials; single and pair are the fastest of each; ratio = min pair / min single)\n",
-            f.trials
-        ));
+    for server in r.servers() {
+        let ready = server.ready_ms.map_or(String::new(), |ms| format!(", ready in {ms:.0} ms"));
+        s.push_str(&format!("  server {} ({}){ready}; log {}\n", server.profile, server.settings, server.log.display()));
+    }
+    match &r.judgement.figures {
+        Some(Figures::PairRatio(f)) => pair_ratio_table(f, &mut s),
+        Some(Figures::Keepalive(f)) => keepalive_table(f, &mut s),
+        Some(Figures::Census(f)) => census_table(f, &mut s),
+        None => {}
     }
     for w in &r.judgement.warnings {
         s.push_str(&format!("  warning: {w}\n"));
     }
-    s.push_str(&format!(
-        "{} {} on {}: {}\n",
-        r.verdict().label().to_uppercase(),
-        r.row.id,
-        r.server.profile,
-        r.judgement.reason
-    ));
+    s.push_str(&format!("{} {} on {}: {}\n", r.verdict().label().to_uppercase(), r.row.id, r.server.profile, r.judgement.reason));
     if r.verdict() == Verdict::Pass || r.verdict() == Verdict::Fail {
         s.push_str(&format!("  confidence: {}\n", r.judgement.confidence));
     }
     if let Some(tail) = &r.log_tail {
         if r.verdict() != Verdict::Pass {
-            s.push_str(&format!(
-                "  server log tail ({}):\n",
-                r.server.log.display()
-            ));
+            s.push_str(&format!("  server log tail ({}):\n", r.server.log.display()));
             for line in tail.lines() {
                 s.push_str(&format!("    | {line}\n"));
             }

@@ -18,9 +18,15 @@ pub struct SpecError {
 
 impl SpecError {
     pub fn new(file: impl Into<PathBuf>, message: impl Into<String>) -> Self {
+        let file = file.into();
+        // An error about a file's content with no better position (empty,
+        // oversized, several YAML documents) points at its first line, so
+        // every such message reads `file:line:` for editors and CI
+        // annotations; `at` replaces it. Folders and missing files get none.
+        let location = file.is_file().then_some(Location { line: 1, column: 1 });
         Self {
-            file: file.into(),
-            location: None,
+            file,
+            location,
             key: None,
             message: message.into(),
         }

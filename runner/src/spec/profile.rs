@@ -1,11 +1,14 @@
 //! Server profiles: how to start one server (an argv, never a shell string),
-//! how it spells each knob, how to tell it is ready, and which knobs it
-//! cannot express (a row needing one is "not applicable", not failed).
+//! how it spells each knob, how to tell it is ready, which program runs it
+//! when that is not Python, and which knobs it cannot express (a row needing
+//! one is "not applicable", not failed).
 //!
-//! Placeholders in `argv` and knob arguments are whole-word `{name}`s,
-//! substituted as plain strings; nothing is ever handed to a shell.
+//! Placeholders in `argv` and knob arguments are `{name}`s, substituted as
+//! plain strings; nothing is ever handed to a shell. The format is documented
+//! in specs/servers/README.md.
 
 use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -14,9 +17,10 @@ use super::error::{from_yaml, SpecError};
 use super::locate::locate;
 use super::row::{read_bounded, ServerSettings};
 
-/// The placeholders a profile may use.
+/// The placeholders a profile may use. `{program}` needs a `program:` block;
+/// `{threads}` and `{workers}` in `argv` need the row to set that knob.
 pub const PLACEHOLDERS: &[&str] = &[
-    "python", "host", "port", "app", "app_dir", "threads", "workers",
+    "python", "host", "port", "app", "app_dir", "threads", "workers", "program",
 ];
 
 /// A profile as written in `specs/servers/NAME.yaml`.
@@ -26,6 +30,9 @@ pub struct ProfileFile {
     pub name: String,
     /// The PyPI distribution whose version identifies the server.
     pub package: Option<String>,
+    /// An external program, run as `{program}`, for servers that are not a
+    /// Python package in the runner's interpreter.
+    pub program: Option<ProgramFile>,
     /// The command; the element `{knobs}` is replaced by the knob arguments.
     pub argv: Vec<String>,
     #[serde(default)]
@@ -35,6 +42,20 @@ pub struct ProfileFile {
     pub env: BTreeMap<String, String>,
     /// Grace between SIGTERM and SIGKILL when stopping, in ms.
     pub stop_grace_ms: u64,
+}
+
+/// Where an external server program is: the variable that names it, else a
+/// path. Neither set means the profile is not ready (rows on it are skipped).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProgramFile {
+    /// The environment variable holding the program's path (`M0SERVE`).
+    pub env: Option<String>,
+    /// Used when the variable is unset: a path (relative to the profile's
+    /// folder) or a bare name looked up on PATH.
+    pub path: Option<String>,
+    /// Arguments that make the program print its version on stdout.
+    pub version_args: Option<Vec<String>>,
 }
 
 /// How the server spells each knob; a missing knob cannot be expressed.
@@ -63,12 +84,24 @@ pub struct Ready {
 pub struct Profile {
     pub name: String,
     pub package: Option<String>,
+    /// The external program, resolved when the profile was loaded.
+    pub program: Option<Program>,
     pub argv: Vec<String>,
     pub knobs: Knobs,
     pub ready: Ready,
     pub env: BTreeMap<String, String>,
     pub stop_grace_ms: u64,
     pub file: PathBuf,
+}
+
+/// An external program as found at load time.
+#[derive(Debug, Clone, Serialize)]
+pub struct Program {
+    /// The variable that names it, if the profile has one.
+    pub env: Option<String>,
+    /// Where it is; `None` when nothing names it: the profile is not ready.
+    pub path: Option<PathBuf>,
+    pub version_args: Option<Vec<String>>,
 }
 
 /// Values for the placeholders of one start.
@@ -80,41 +113,81 @@ pub struct Launch<'a> {
     pub app_dir: &'a Path,
 }
 
-/// A row asks for a knob this profile cannot express.
+/// A row asks for something this profile cannot give: a knob it cannot
+/// express, or a program that nothing points at.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("{server} cannot express `{knob}` (no `knobs.{knob}` in {file})")]
+#[error("{message}")]
 pub struct NotApplicable {
     pub server: String,
+    /// The knob (`threads`, `workers`, `preload`, `no_preload`), or `program`.
     pub knob: &'static str,
     pub file: String,
+    /// The whole sentence, naming what to change.
+    pub message: String,
+}
+
+impl NotApplicable {
+    fn knob(profile: &Profile, knob: &'static str) -> Self {
+        let file = profile.file.display().to_string();
+        Self {
+            message: format!(
+                "{} cannot express `{knob}` (no `knobs.{knob}` in {file})",
+                profile.name
+            ),
+            server: profile.name.clone(),
+            knob,
+            file,
+        }
+    }
 }
 
 impl Profile {
-    /// The argv for `settings`, or which knob this server cannot express.
+    /// Why this profile cannot run here, if it cannot: its program is not
+    /// named by anything (the message says which variable to set).
+    pub fn not_ready(&self) -> Option<String> {
+        let program = self.program.as_ref()?;
+        if program.path.is_some() {
+            return None;
+        }
+        Some(match &program.env {
+            Some(var) => format!(
+                "not ready: set {var}=/path/to/{} (profile {})",
+                self.name,
+                self.file.display()
+            ),
+            None => format!(
+                "not ready: no program; set `program.path` in {}",
+                self.file.display()
+            ),
+        })
+    }
+
+    /// The argv for `settings`, or why this server cannot run the row.
     pub fn argv(
         &self,
         launch: &Launch<'_>,
         settings: &ServerSettings,
     ) -> Result<Vec<String>, NotApplicable> {
+        if let Some(message) = self.not_ready() {
+            return Err(NotApplicable {
+                server: self.name.clone(),
+                knob: "program",
+                file: self.file.display().to_string(),
+                message: format!("{} is {message}", self.name),
+            });
+        }
         let mut knob_args = Vec::new();
         for (knob, value, spelling) in [
             ("threads", settings.threads, &self.knobs.threads),
             ("workers", settings.workers, &self.knobs.workers),
         ] {
-            let Some(value) = value else { continue };
+            if value.is_none() {
+                continue;
+            }
             let Some(spelling) = spelling else {
-                return Err(NotApplicable {
-                    server: self.name.clone(),
-                    knob,
-                    file: self.file.display().to_string(),
-                });
+                return Err(NotApplicable::knob(self, knob));
             };
-            let value = value.to_string();
-            knob_args.extend(
-                spelling
-                    .iter()
-                    .map(|a| a.replace(&format!("{{{knob}}}"), &value)),
-            );
+            knob_args.extend(spelling.iter().cloned());
         }
         let preload = match settings.preload {
             None => None,
@@ -123,45 +196,94 @@ impl Profile {
         };
         if let Some((knob, spelling)) = preload {
             let Some(spelling) = spelling else {
-                return Err(NotApplicable {
-                    server: self.name.clone(),
-                    knob,
-                    file: self.file.display().to_string(),
-                });
+                return Err(NotApplicable::knob(self, knob));
             };
             knob_args.extend(spelling.iter().cloned());
         }
-        let fill = |s: &str| {
-            s.replace("{python}", &launch.python.display().to_string())
-                .replace("{host}", launch.host)
-                .replace("{port}", &launch.port.to_string())
-                .replace("{app_dir}", &launch.app_dir.display().to_string())
-                .replace("{app}", launch.app)
-        };
+        let program = self
+            .program
+            .as_ref()
+            .and_then(|p| p.path.as_ref())
+            .map(|p| p.display().to_string());
         let mut argv = Vec::new();
         let mut placed = false;
         for arg in &self.argv {
             if arg == "{knobs}" {
-                argv.extend(knob_args.iter().map(|a| fill(a)));
+                argv.extend(knob_args.iter().cloned());
                 placed = true;
             } else {
-                argv.push(fill(arg));
+                argv.push(arg.clone());
             }
         }
         if !placed {
-            argv.extend(knob_args.iter().map(|a| fill(a)));
+            argv.extend(knob_args);
         }
-        Ok(argv)
+        argv.into_iter()
+            .map(|arg| self.fill(&arg, launch, settings, program.as_deref()))
+            .collect()
+    }
+
+    /// Substitutes every placeholder in one argument.
+    fn fill(
+        &self,
+        arg: &str,
+        launch: &Launch<'_>,
+        settings: &ServerSettings,
+        program: Option<&str>,
+    ) -> Result<String, NotApplicable> {
+        let mut out = arg.to_string();
+        for name in placeholders_in(arg) {
+            let value = match name.as_str() {
+                "python" => launch.python.display().to_string(),
+                "host" => launch.host.to_string(),
+                "port" => launch.port.to_string(),
+                "app" => launch.app.to_string(),
+                "app_dir" => launch.app_dir.display().to_string(),
+                "program" => program.unwrap_or_default().to_string(),
+                knob @ ("threads" | "workers") => {
+                    let value = if knob == "threads" {
+                        settings.threads
+                    } else {
+                        settings.workers
+                    };
+                    let Some(value) = value else {
+                        let knob: &'static str = if knob == "threads" {
+                            "threads"
+                        } else {
+                            "workers"
+                        };
+                        return Err(NotApplicable {
+                            server: self.name.clone(),
+                            knob,
+                            file: self.file.display().to_string(),
+                            message: format!(
+                                "{}'s argv uses {{{knob}}} but the row sets no `server.{knob}` \
+                                 (set it in the row, or move the argument under `knobs.{knob}` in {})",
+                                self.name,
+                                self.file.display()
+                            ),
+                        });
+                    };
+                    value.to_string()
+                }
+                // Unknown names were refused when the profile was loaded.
+                _ => continue,
+            };
+            out = out.replace(&format!("{{{name}}}"), &value);
+        }
+        Ok(out)
     }
 }
 
-/// Reads and validates one profile file.
+/// Reads and validates one profile file. A program the profile names
+/// explicitly (a path in `argv`, `program.path`, or a set `program.env`
+/// variable) must exist and be executable, or the profile is unusable.
 pub fn load_profile(file: &Path) -> Result<Profile, SpecError> {
     let source = read_bounded(file)?;
     if source.trim().is_empty() {
         return Err(SpecError::new(
             file,
-            "is empty; a profile needs name, argv, ready and stop_grace_ms (see specs/README.md)",
+            "is empty; a profile needs name, argv, ready and stop_grace_ms (see specs/servers/README.md)",
         ));
     }
     let raw: ProfileFile = serde_norway::from_str(&source).map_err(|e| from_yaml(file, &e))?;
@@ -170,24 +292,69 @@ pub fn load_profile(file: &Path) -> Result<Profile, SpecError> {
             .at(locate(&source, path))
             .key(path.join("."))
     };
+    if raw.name.trim().is_empty()
+        || !raw
+            .name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+    {
+        return Err(err(
+            &["name"],
+            format!(
+                "{:?} is not a server name (letters, digits, -, _ and .)",
+                raw.name
+            ),
+        ));
+    }
+    if let Some(package) = &raw.package {
+        if package.is_empty()
+            || !package
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+        {
+            return Err(err(
+                &["package"],
+                format!("{package:?} is not a PyPI distribution name"),
+            ));
+        }
+    }
     if raw.argv.is_empty() {
         return Err(err(
             &["argv"],
             "is empty; it must start with the program to run".into(),
         ));
     }
-    let check = |key: &[&str], args: &[String], extra: Option<&str>| -> Result<(), SpecError> {
+    let has_program = raw.program.is_some();
+    let check = |key: &[&str], args: &[String]| -> Result<(), SpecError> {
         for arg in args {
             for name in placeholders_in(arg) {
-                let known = PLACEHOLDERS.contains(&name.as_str())
-                    || Some(name.as_str()) == extra
-                    || (name == "knobs" && arg == "{knobs}");
-                if !known {
+                if name == "knobs" && arg == "{knobs}" && key == ["argv"] {
+                    continue;
+                }
+                if name == "program" && !has_program {
                     return Err(err(
                         key,
                         format!(
-                            "unknown placeholder {{{name}}} in {arg:?}; known: {}",
-                            PLACEHOLDERS.join(", ")
+                            "{arg:?} uses {{program}} but the profile has no `program:` block saying where it is \
+                             (add `program: {{env: VAR}}` or `program: {{path: ...}}`)"
+                        ),
+                    ));
+                }
+                if !PLACEHOLDERS.contains(&name.as_str()) {
+                    return Err(err(
+                        key,
+                        format!(
+                            "unknown placeholder {{{name}}} in {arg:?}; known: {}{}",
+                            PLACEHOLDERS
+                                .iter()
+                                .map(|p| format!("{{{p}}}"))
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            if key == ["argv"] {
+                                ", and the element {knobs}"
+                            } else {
+                                ""
+                            }
                         ),
                     ));
                 }
@@ -195,19 +362,39 @@ pub fn load_profile(file: &Path) -> Result<Profile, SpecError> {
         }
         Ok(())
     };
-    check(&["argv"], &raw.argv, None)?;
-    if let Some(t) = &raw.knobs.threads {
-        check(&["knobs", "threads"], t, Some("threads"))?;
-    }
-    if let Some(w) = &raw.knobs.workers {
-        check(&["knobs", "workers"], w, Some("workers"))?;
-    }
+    check(&["argv"], &raw.argv)?;
     for (key, args) in [
+        ("threads", &raw.knobs.threads),
+        ("workers", &raw.knobs.workers),
         ("preload", &raw.knobs.preload),
         ("no_preload", &raw.knobs.no_preload),
     ] {
         if let Some(args) = args {
-            check(&["knobs", key], args, None)?;
+            check(&["knobs", key], args)?;
+        }
+    }
+    let base = file.parent().unwrap_or(Path::new("."));
+    let program = match &raw.program {
+        None => None,
+        Some(p) => Some(resolve_program(p, base, &err)?),
+    };
+    if has_program && !raw.argv.iter().any(|a| a.contains("{program}")) {
+        return Err(err(
+            &["program"],
+            "is set but `argv` never uses {program}; start argv with \"{program}\"".into(),
+        ));
+    }
+    let mut argv = raw.argv;
+    // A literal program (no placeholder) must be there now, not at the first
+    // gate: a typo is an unusable profile, not a server that would not start.
+    if placeholders_in(&argv[0]).is_empty() {
+        match find_executable(&argv[0], base) {
+            Ok(found) => {
+                if argv[0].contains('/') {
+                    argv[0] = found.display().to_string();
+                }
+            }
+            Err(why) => return Err(err(&["argv"], format!("its program {:?} {why}", argv[0]))),
         }
     }
     if !raw.ready.path.starts_with('/') {
@@ -234,13 +421,91 @@ pub fn load_profile(file: &Path) -> Result<Profile, SpecError> {
     Ok(Profile {
         name: raw.name,
         package: raw.package,
-        argv: raw.argv,
+        program,
+        argv,
         knobs: raw.knobs,
         ready: raw.ready,
         env: raw.env,
         stop_grace_ms: raw.stop_grace_ms,
         file: file.to_path_buf(),
     })
+}
+
+/// Finds the program a `program:` block names: the variable if it is set,
+/// else `path`; neither gives a profile that is not ready.
+fn resolve_program(
+    p: &ProgramFile,
+    base: &Path,
+    err: &dyn Fn(&[&str], String) -> SpecError,
+) -> Result<Program, SpecError> {
+    if p.env.is_none() && p.path.is_none() {
+        return Err(err(
+            &["program"],
+            "needs `env` (a variable naming the program) or `path`".into(),
+        ));
+    }
+    if let Some(var) = &p.env {
+        if var.is_empty() || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(err(
+                &["program", "env"],
+                format!("{var:?} is not an environment variable name"),
+            ));
+        }
+    }
+    let from_env = p.env.as_ref().and_then(|var| {
+        std::env::var_os(var)
+            .filter(|v| !v.is_empty())
+            .map(|v| (var, v))
+    });
+    let path = match (from_env, &p.path) {
+        (Some((var, value)), _) => {
+            let value = value.to_string_lossy().into_owned();
+            // The variable is the user's; a relative value means the cwd.
+            let found = find_executable(&value, Path::new(".")).map_err(|why| {
+                err(
+                    &["program", "env"],
+                    format!(
+                        "{var}={value:?}, but that program {why}; point {var} at the server binary"
+                    ),
+                )
+            })?;
+            Some(found)
+        }
+        (None, Some(path)) => Some(
+            find_executable(path, base)
+                .map_err(|why| err(&["program", "path"], format!("{path:?} {why}")))?,
+        ),
+        (None, None) => None,
+    };
+    Ok(Program {
+        env: p.env.clone(),
+        path,
+        version_args: p.version_args.clone(),
+    })
+}
+
+/// `name` as an executable file: a path (relative to `base`) when it has a
+/// slash, else looked up on PATH. The error completes "the program X ...".
+fn find_executable(name: &str, base: &Path) -> Result<PathBuf, String> {
+    let executable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if name.contains('/') {
+        let path = base.join(name);
+        let path = std::fs::canonicalize(&path).unwrap_or(path);
+        return if executable(&path) {
+            Ok(path)
+        } else if path.exists() {
+            Err(format!("({}) is not an executable file", path.display()))
+        } else {
+            Err(format!("({}) does not exist", path.display()))
+        };
+    }
+    let search = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&search)
+        .map(|d| d.join(name))
+        .find(|p| executable(p))
+        .ok_or_else(|| "is not on PATH; give its full path".to_string())
 }
 
 fn placeholders_in(arg: &str) -> Vec<String> {
@@ -254,4 +519,134 @@ fn placeholders_in(arg: &str) -> Vec<String> {
         rest = &rest[open + close + 1..];
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    const BASE: &str = "name: t\nargv: [\"{python}\", \"-m\", \"srv\", \"--port\", \"{port}\", \"{knobs}\", \"{app}\"]\nknobs:\n  threads: [\"--threads={threads}\"]\nready: {path: /, timeout_ms: 1000}\nstop_grace_ms: 100\n";
+
+    fn launch<'a>(python: &'a Path, dir: &'a Path) -> Launch<'a> {
+        Launch {
+            python,
+            host: "127.0.0.1",
+            port: 4242,
+            app: "app:app",
+            app_dir: dir,
+        }
+    }
+
+    #[test]
+    fn knobs_fill_in_place_and_missing_knobs_are_not_applicable() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = load_profile(&write(dir.path(), "t.yaml", BASE)).unwrap();
+        let py = Path::new("/py");
+        let settings = ServerSettings {
+            threads: Some(2),
+            ..Default::default()
+        };
+        let argv = p.argv(&launch(py, dir.path()), &settings).unwrap();
+        assert_eq!(
+            argv,
+            [
+                "/py",
+                "-m",
+                "srv",
+                "--port",
+                "4242",
+                "--threads=2",
+                "app:app"
+            ]
+        );
+        let workers = ServerSettings {
+            workers: Some(2),
+            ..Default::default()
+        };
+        let na = p.argv(&launch(py, dir.path()), &workers).unwrap_err();
+        assert_eq!(na.knob, "workers");
+        assert!(na.to_string().contains("cannot express `workers`"), "{na}");
+    }
+
+    #[test]
+    fn unknown_placeholder_names_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = write(dir.path(), "t.yaml", &BASE.replace("{port}\"", "{prot}\""));
+        let e = load_profile(&f).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("argv"));
+        assert!(e.message.contains("{prot}"), "{e}");
+    }
+
+    #[test]
+    fn program_block_without_a_value_is_not_ready() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = BASE
+            .replace("[\"{python}\", \"-m\", \"srv\"", "[\"{program}\"")
+            .replace(
+                "name: t\n",
+                "name: t\nprogram: {env: GATES_TEST_UNSET_PROGRAM_VAR}\n",
+            );
+        let p = load_profile(&write(dir.path(), "t.yaml", &text)).unwrap();
+        let msg = p.not_ready().unwrap();
+        assert!(
+            msg.contains("set GATES_TEST_UNSET_PROGRAM_VAR=/path/to/t"),
+            "{msg}"
+        );
+        let na = p
+            .argv(
+                &launch(Path::new("/py"), dir.path()),
+                &ServerSettings::default(),
+            )
+            .unwrap_err();
+        assert_eq!(na.knob, "program");
+    }
+
+    #[test]
+    fn program_path_resolves_next_to_the_profile() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = write(dir.path(), "srv.sh", "#!/bin/sh\n");
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let text = BASE
+            .replace("[\"{python}\", \"-m\", \"srv\"", "[\"{program}\"")
+            .replace("name: t\n", "name: t\nprogram: {path: ./srv.sh}\n");
+        let p = load_profile(&write(dir.path(), "t.yaml", &text)).unwrap();
+        assert!(p.not_ready().is_none());
+        let argv = p
+            .argv(
+                &launch(Path::new("/py"), dir.path()),
+                &ServerSettings::default(),
+            )
+            .unwrap();
+        assert_eq!(Path::new(&argv[0]), std::fs::canonicalize(&bin).unwrap());
+        // The same block pointing at nothing is unusable, naming the key.
+        let missing = text.replace("./srv.sh", "./nope.sh");
+        let e = load_profile(&write(dir.path(), "u.yaml", &missing)).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("program.path"));
+    }
+
+    #[test]
+    fn threads_in_argv_needs_the_row_to_set_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = BASE.replace("\"{app}\"]", "\"--t\", \"{threads}\", \"{app}\"]");
+        let p = load_profile(&write(dir.path(), "t.yaml", &text)).unwrap();
+        let py = Path::new("/py");
+        let set = ServerSettings {
+            threads: Some(3),
+            ..Default::default()
+        };
+        assert!(p
+            .argv(&launch(py, dir.path()), &set)
+            .unwrap()
+            .contains(&"3".to_string()));
+        let na = p
+            .argv(&launch(py, dir.path()), &ServerSettings::default())
+            .unwrap_err();
+        assert_eq!(na.knob, "threads");
+    }
 }

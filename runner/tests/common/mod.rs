@@ -64,18 +64,23 @@ impl JsonRun {
         self.result()["figures"][which]["ratio"].as_f64().unwrap()
     }
 
+    pub fn reason(&self) -> &str {
+        self.result()["reason"].as_str().unwrap()
+    }
+
     /// Asserts that no process of any server this run started is alive.
     pub fn assert_no_survivors(&self) {
         for r in self.report["results"].as_array().unwrap() {
-            assert_eq!(
-                r["server"]["survivors"], false,
-                "the runner saw survivors: {r}"
-            );
-            if let Some(pgid) = r["server"]["pgid"].as_i64() {
-                assert!(
-                    !runner::process::group_alive(pgid as i32),
-                    "process group {pgid} still has live members after the runner exited"
-                );
+            let mut servers = vec![&r["server"]];
+            servers.extend(r["other_servers"].as_array().into_iter().flatten());
+            for s in servers {
+                assert_eq!(s["survivors"], false, "the runner saw survivors: {s}");
+                if let Some(pgid) = s["pgid"].as_i64() {
+                    assert!(
+                        !runner::process::group_alive(pgid as i32),
+                        "process group {pgid} still has live members after the runner exited"
+                    );
+                }
             }
         }
     }
@@ -83,7 +88,12 @@ impl JsonRun {
 
 /// Writes a copy of specs/E19.yaml with `edits` (from, to) applied into `dir`.
 pub fn edited_row(dir: &Path, name: &str, edits: &[(&str, &str)]) -> PathBuf {
-    let mut text = std::fs::read_to_string(root().join("specs/E19.yaml")).unwrap();
+    edited("E19", dir, name, edits)
+}
+
+/// Writes a copy of specs/ROW.yaml with `edits` (from, to) applied into `dir`.
+pub fn edited(row: &str, dir: &Path, name: &str, edits: &[(&str, &str)]) -> PathBuf {
+    let mut text = std::fs::read_to_string(root().join(format!("specs/{row}.yaml"))).unwrap();
     for (from, to) in edits {
         assert!(
             text.contains(from),

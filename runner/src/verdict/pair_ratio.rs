@@ -1,64 +1,15 @@
-//! Verdicts: what a probe's figures mean for its row.
-//!
-//! Every row proves it can fail. A pair-ratio row passes only when the no-
-//! server capacity control shows a free core, the control mode separates as
-//! designed, and then the mode under test meets its bound with the gap to the
-//! control. If the capacity or the control does not hold, the probe could not
-//! have failed, so the verdict is "cannot judge", never pass.
+//! Pair-ratio verdicts (E19): a pass needs the no-server capacity control to
+//! show a free core, the control mode to separate as designed, and then the
+//! mode under test to meet its bound with the gap to the control. If the
+//! capacity or the control does not hold, the probe could not have failed,
+//! so the verdict is "cannot judge", never pass.
 
 use serde::Serialize;
 
+use super::{margin, Figures, Judgement, Verdict, Warning};
 use crate::probe::pair_ratio::{ModeRun, PairRatioRun};
 use crate::spec::row::{Bound, PairRatioPlan};
 use crate::stats::{ratio_of_minima, Spread};
-
-/// The four outcomes of a gate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Verdict {
-    Pass,
-    Fail,
-    CannotJudge,
-    NotApplicable,
-}
-
-impl Verdict {
-    pub fn label(self) -> &'static str {
-        match self {
-            Verdict::Pass => "pass",
-            Verdict::Fail => "FAIL",
-            Verdict::CannotJudge => "cannot judge",
-            Verdict::NotApplicable => "not applicable",
-        }
-    }
-}
-
-/// Things worth knowing that do not change the verdict: the cause and what to do.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum Warning {
-    /// A mode's route has no digest, so nothing proves its work happened.
-    UnverifiedWork { mode: String, path: String },
-    /// The pair of the mode under test was only ever served by one thread.
-    OneThread { mode: String },
-}
-
-impl std::fmt::Display for Warning {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Warning::UnverifiedWork { mode, path } => write!(
-                f,
-                "mode {mode} ({path}) has no digest to check, so nothing proves the work happened; \
-                 use a /work route (fixed work) rather than a deadline or sleep route"
-            ),
-            Warning::OneThread { mode } => write!(
-                f,
-                "every {mode} pair was served by a single server thread; check the row's `server.threads` \
-                 and the profile's `knobs.threads`"
-            ),
-        }
-    }
-}
 
 /// Figures of one mode.
 #[derive(Debug, Clone, Serialize)]
@@ -95,15 +46,13 @@ pub struct PairRatioFigures {
     pub margins: Margins,
 }
 
-/// A verdict with its one-line reason and how sure it is.
-#[derive(Debug, Clone, Serialize)]
-pub struct Judgement {
-    pub verdict: Verdict,
-    pub reason: String,
-    /// In words: how many trials agree and by what margin.
-    pub confidence: String,
-    pub figures: Option<PairRatioFigures>,
-    pub warnings: Vec<Warning>,
+/// A judgement before it is wrapped for reporting.
+struct Assessed {
+    verdict: Verdict,
+    reason: String,
+    confidence: String,
+    figures: Option<PairRatioFigures>,
+    warnings: Vec<Warning>,
 }
 
 fn mode_figures(run: &ModeRun, bound: Bound) -> Option<ModeFigures> {
@@ -138,12 +87,6 @@ pub struct Margins {
     pub capacity: f64,
 }
 
-fn margin(value: f64, bound: Bound) -> f64 {
-    match bound {
-        Bound::AtMost(limit) => limit - value,
-        Bound::AtLeast(limit) => value - limit,
-    }
-}
 
 /// Whether a run's figures already decide its verdict: every figure that
 /// the verdict rests on stands at least `plan.margin` from its bound. The
@@ -152,7 +95,7 @@ pub fn settled(plan: &PairRatioPlan, run: &PairRatioRun) -> bool {
     if run.broken.is_some() {
         return true;
     }
-    let j = judge_pair_ratio(plan, run, false);
+    let j = assess(plan, run);
     let Some(f) = &j.figures else { return false };
     let m = f.margins;
     let clear = |x: f64| x.abs() >= plan.margin;
@@ -173,6 +116,29 @@ pub fn settled(plan: &PairRatioPlan, run: &PairRatioRun) -> bool {
 /// budget is spent), a verdict that [`settled`] would not accept becomes
 /// "cannot judge: ambiguous".
 pub fn judge_pair_ratio(plan: &PairRatioPlan, run: &PairRatioRun, last: bool) -> Judgement {
+    let mut a = assess(plan, run);
+    if last && matches!(a.verdict, Verdict::Pass | Verdict::Fail) && !settled(plan, run) {
+        a.reason = format!(
+            "ambiguous after {} trials: a figure stayed within {:.2} of its bound ({}); would have been {}",
+            run.trials_done,
+            plan.margin,
+            a.reason,
+            a.verdict.label()
+        );
+        a.verdict = Verdict::CannotJudge;
+    }
+    let headline = a.figures.as_ref().map_or(String::new(), |f| format!("{:.2}x/{:.2}x", f.under_test.ratio, f.control.ratio));
+    Judgement {
+        verdict: a.verdict,
+        reason: a.reason,
+        confidence: a.confidence,
+        figures: a.figures.map(Figures::PairRatio),
+        warnings: a.warnings,
+        headline,
+    }
+}
+
+fn assess(plan: &PairRatioPlan, run: &PairRatioRun) -> Assessed {
     let mut warnings = Vec::new();
     for m in [&run.under_test, &run.control] {
         if !m.digest_checked {
@@ -183,7 +149,7 @@ pub fn judge_pair_ratio(plan: &PairRatioPlan, run: &PairRatioRun, last: bool) ->
         }
     }
     let cannot =
-        |reason: String, figures: Option<PairRatioFigures>, warnings: Vec<Warning>| Judgement {
+        |reason: String, figures: Option<PairRatioFigures>, warnings: Vec<Warning>| Assessed {
             verdict: Verdict::CannotJudge,
             reason,
             confidence: "no verdict".into(),
@@ -300,21 +266,5 @@ pub fn judge_pair_ratio(plan: &PairRatioPlan, run: &PairRatioRun, last: bool) ->
             ),
         )
     };
-    let mut judgement = Judgement {
-        verdict,
-        reason,
-        confidence,
-        figures: Some(figures),
-        warnings,
-    };
-    if last && !settled(plan, run) {
-        judgement.reason = format!(
-            "ambiguous after {n} trials: a figure stayed within {:.2} of its bound ({}); would have been {}",
-            plan.margin,
-            judgement.reason,
-            verdict.label()
-        );
-        judgement.verdict = Verdict::CannotJudge;
-    }
-    judgement
+    Assessed { verdict, reason, confidence, figures: Some(figures), warnings }
 }

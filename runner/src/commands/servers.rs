@@ -1,0 +1,96 @@
+//! `runner servers [PROFILES]`: each server profile (all of specs/servers/
+//! by default), whether it is ready to run here and its version. Starts no
+//! server and installs nothing: a missing venv is reported, not created.
+
+use std::path::{Path, PathBuf};
+
+use runner::exit::Outcome;
+use runner::project::Project;
+use runner::server_status::{self, ServerStatus};
+use runner::spec;
+
+use super::{unusable, Finish};
+
+pub fn run(project: &Project, python: Option<&Path>, wanted: &[String]) -> Finish {
+    let names = if wanted.is_empty() {
+        match all_profiles(project) {
+            Ok(n) => n,
+            Err(e) => return unusable(&e),
+        }
+    } else {
+        wanted.to_vec()
+    };
+    let mut profiles = Vec::new();
+    let mut bad = 0;
+    for name in &names {
+        match spec::resolve_profile(&project.servers_dir(), name) {
+            Ok(p) => profiles.push(p),
+            Err(e) => {
+                bad += 1;
+                eprintln!("error: {e}");
+            }
+        }
+    }
+    let venv_python = project.state_dir().join("venv").join("bin").join("python");
+    let python: Option<PathBuf> = match python {
+        Some(p) => Some(p.to_path_buf()),
+        None => venv_python.exists().then_some(venv_python),
+    };
+    let statuses = server_status::statuses(&profiles, python.as_deref());
+    print!("{}", render(project, &statuses));
+    if bad > 0 {
+        Finish {
+            outcome: Outcome::Unusable,
+            verdicts: Vec::new(),
+        }
+    } else {
+        Finish::ok()
+    }
+}
+
+/// The names of every profile in specs/servers/, sorted.
+pub fn all_profiles(project: &Project) -> Result<Vec<String>, String> {
+    let files = spec::row_files(&project.servers_dir()).map_err(|e| e.to_string())?;
+    Ok(files
+        .iter()
+        .filter_map(|f| f.file_stem().and_then(|s| s.to_str()).map(String::from))
+        .collect())
+}
+
+fn render(project: &Project, statuses: &[ServerStatus]) -> String {
+    let shown = |p: &Path| {
+        p.strip_prefix(&project.root)
+            .unwrap_or(p)
+            .display()
+            .to_string()
+    };
+    let name_w = statuses
+        .iter()
+        .map(|s| s.name.len())
+        .max()
+        .unwrap_or(0)
+        .max(6);
+    let version_w = statuses
+        .iter()
+        .map(|s| s.version.as_deref().unwrap_or("-").len())
+        .max()
+        .unwrap_or(0)
+        .max(7);
+    let mut out = format!(
+        "{:<name_w$}  {:<5}  {:<version_w$}  profile\n",
+        "server", "ready", "version"
+    );
+    for s in statuses {
+        out.push_str(&format!(
+            "{:<name_w$}  {:<5}  {:<version_w$}  {}\n",
+            s.name,
+            if s.ready { "yes" } else { "no" },
+            s.version.as_deref().unwrap_or("-"),
+            shown(&s.file)
+        ));
+        if let Some(note) = &s.note {
+            out.push_str(&format!("{:<name_w$}  {note}\n", ""));
+        }
+    }
+    out
+}

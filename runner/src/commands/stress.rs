@@ -1,0 +1,414 @@
+//! `runner stress ROW --runs N [--server S] [--noise none|burst|spin]`: the
+//! same gate N times, each on a fresh server, optionally under a background
+//! CPU load the runner starts for each gate and kills after it, then the
+//! verdict distribution and the spread of every figure.
+//!
+//! This is how flakiness is measured rather than guessed: a verdict that
+//! changes from run to run on one machine is a gate that cannot be trusted.
+//! With `--expect pass|fail`, a run that reaches the opposite verdict is
+//! counted wrong (cannot judge is never wrong: it claims nothing) and any
+//! wrong run makes the exit code 1.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use runner::cli::StressArgs;
+use runner::event::Event;
+use runner::exit::Outcome;
+use runner::gate::{GateContext, GateResult};
+use runner::noise::{Load, Noise};
+use runner::probe::pair_ratio::Limits;
+use runner::project::Project;
+use runner::report::terminal::Terminal;
+use runner::session::{run_jobs, Job, Progress};
+use runner::spec::row::Trials;
+use runner::stats::Spread;
+use runner::verdict::Verdict;
+use runner::{pyenv, signals, spec};
+
+use super::{unusable, Finish};
+
+/// A load never outlives this, even orphaned; one gate takes well under it.
+const LOAD_LIFETIME: Duration = Duration::from_secs(900);
+
+/// Validated `stress` options.
+struct StressOptions {
+    noise: Noise,
+    expect: Option<Verdict>,
+    runs: u32,
+    trials: Option<u32>,
+    request_timeout: Duration,
+    machine_wait: Duration,
+}
+
+fn options(args: &StressArgs) -> Result<StressOptions, String> {
+    let noise = Noise::parse(&args.noise).ok_or_else(|| {
+        format!(
+            "--noise {}: use one of {}",
+            args.noise,
+            Noise::NAMES.join(", ")
+        )
+    })?;
+    let expect = match args.expect.as_deref() {
+        None => None,
+        Some("pass") => Some(Verdict::Pass),
+        Some("fail") => Some(Verdict::Fail),
+        Some(other) => return Err(format!("--expect {other}: use pass or fail")),
+    };
+    if !(1..=10_000).contains(&args.runs) {
+        return Err(format!(
+            "--runs {}: use a number from 1 to 10000",
+            args.runs
+        ));
+    }
+    if let Some(t) = args.trials {
+        if !(1..=1000).contains(&t) {
+            return Err(format!("--trials {t}: use a number from 1 to 1000"));
+        }
+    }
+    if !(100..=600_000).contains(&args.request_timeout_ms) {
+        return Err(format!(
+            "--request-timeout-ms {}: use 100 to 600000",
+            args.request_timeout_ms
+        ));
+    }
+    Ok(StressOptions {
+        noise,
+        expect,
+        runs: args.runs,
+        trials: args.trials,
+        request_timeout: Duration::from_millis(args.request_timeout_ms),
+        machine_wait: Duration::from_millis(args.machine_wait_ms),
+    })
+}
+
+/// One run, as the summary keeps it.
+#[derive(Debug, Clone, Serialize)]
+struct RunLine {
+    verdict: Verdict,
+    wrong: bool,
+    reason: String,
+    figures: BTreeMap<String, f64>,
+}
+
+/// The whole stress run, as `--json` prints it.
+#[derive(Debug, Serialize)]
+struct Summary {
+    row: String,
+    server: String,
+    noise: Noise,
+    runs: usize,
+    expect: Option<Verdict>,
+    verdicts: BTreeMap<String, usize>,
+    wrong: usize,
+    figures: BTreeMap<String, Spread>,
+    interrupted: Option<String>,
+    results: Vec<RunLine>,
+}
+
+/// Whether `got` contradicts `expect` (cannot judge never does).
+fn is_wrong(expect: Option<Verdict>, got: Verdict) -> bool {
+    matches!(
+        (expect, got),
+        (Some(Verdict::Pass), Verdict::Fail) | (Some(Verdict::Fail), Verdict::Pass)
+    )
+}
+
+/// The figures of one result worth a spread: each number at the top of
+/// `figures` and each mode's `ratio` (bounds from the row are constants and
+/// left out), plus trials spent, time to ready and time in all. Read from the
+/// serialised result so that it follows the report's own names.
+fn figures_of(result: &GateResult) -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    let Ok(v) = serde_json::to_value(result) else {
+        return out;
+    };
+    if let Some(f) = v.get("figures").and_then(Value::as_object) {
+        for (key, value) in f {
+            if key.ends_with("_at_least") || key.ends_with("_at_most") {
+                continue;
+            }
+            if let Some(x) = value.as_f64() {
+                out.insert(key.clone(), x);
+            } else if let Some(ratio) = value.get("ratio").and_then(Value::as_f64) {
+                let name = value
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or(key.as_str());
+                out.insert(format!("{name} ratio"), ratio);
+            }
+        }
+    }
+    if let Some(x) = v.pointer("/server/ready_ms").and_then(Value::as_f64) {
+        out.insert("ready ms".into(), x);
+    }
+    if let Some(x) = v.get("elapsed_ms").and_then(Value::as_f64) {
+        out.insert("gate ms".into(), x);
+    }
+    out
+}
+
+fn verdict_name(v: Verdict) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_else(|| v.label().to_string())
+}
+
+fn summarise(
+    row: &str,
+    server: &str,
+    opts: &StressOptions,
+    results: &[GateResult],
+    interrupted: Option<String>,
+) -> Summary {
+    let mut verdicts = BTreeMap::new();
+    let mut series: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut lines = Vec::new();
+    for r in results {
+        let verdict = r.verdict();
+        *verdicts.entry(verdict_name(verdict)).or_insert(0) += 1;
+        let figures = figures_of(r);
+        for (k, x) in &figures {
+            series.entry(k.clone()).or_default().push(*x);
+        }
+        lines.push(RunLine {
+            verdict,
+            wrong: is_wrong(opts.expect, verdict),
+            reason: r.judgement.reason.clone(),
+            figures,
+        });
+    }
+    Summary {
+        row: row.into(),
+        server: server.into(),
+        noise: opts.noise,
+        runs: results.len(),
+        expect: opts.expect,
+        wrong: lines.iter().filter(|l| l.wrong).count(),
+        verdicts,
+        figures: series
+            .iter()
+            .filter_map(|(k, xs)| Spread::of(xs).map(|s| (k.clone(), s)))
+            .collect(),
+        interrupted,
+        results: lines,
+    }
+}
+
+fn render(s: &Summary) -> String {
+    let mut out = format!(
+        "{} on {}: {} run(s), noise {}\n  verdicts:",
+        s.row,
+        s.server,
+        s.runs,
+        s.noise.name()
+    );
+    for (v, n) in &s.verdicts {
+        out.push_str(&format!(" {v} {n}"));
+    }
+    out.push('\n');
+    if let Some(e) = s.expect {
+        out.push_str(&format!(
+            "  wrong: {} of {} (expected {}; cannot judge is never wrong)\n",
+            s.wrong,
+            s.runs,
+            verdict_name(e)
+        ));
+    }
+    if !s.figures.is_empty() {
+        out.push_str(&format!(
+            "  {:<20} {:>9} {:>9} {:>9}\n",
+            "figure", "median", "min", "max"
+        ));
+        for (k, sp) in &s.figures {
+            out.push_str(&format!(
+                "  {:<20} {:>9.2} {:>9.2} {:>9.2}\n",
+                k, sp.median, sp.min, sp.max
+            ));
+        }
+    }
+    if let Some(i) = &s.interrupted {
+        out.push_str(&format!("  interrupted by {i}\n"));
+    }
+    out
+}
+
+pub async fn run(project: &Project, python: Option<&Path>, args: &StressArgs) -> Finish {
+    let opts = match options(args) {
+        Ok(o) => o,
+        Err(e) => return unusable(&e),
+    };
+    let rows = match spec::resolve_rows(&project.specs_dir(), std::slice::from_ref(&args.row)) {
+        Ok(r) => r,
+        Err(e) => return unusable(&e.to_string()),
+    };
+    let profile = match spec::resolve_profile(&project.servers_dir(), &args.server) {
+        Ok(p) => p,
+        Err(e) => return unusable(&e.to_string()),
+    };
+    let Some(mut row) = rows.into_iter().next() else {
+        return unusable(&format!("no row {:?}", args.row));
+    };
+    if let Some(t) = opts.trials {
+        row.trials = Trials { min: t, max: t };
+    }
+    let row_id = row.id.clone();
+    let jobs: Vec<Job> = (0..opts.runs)
+        .map(|_| Job {
+            row: row.clone(),
+            profile: profile.clone(),
+        })
+        .collect();
+
+    let progress = RefCell::new(Progress::default());
+    let terminal = RefCell::new(Terminal::new(std::io::stderr()));
+    let load: RefCell<Option<Load>> = RefCell::new(None);
+    let load_error: RefCell<Option<String>> = RefCell::new(None);
+    let runs = opts.runs;
+    let work = async {
+        let env = pyenv::prepare(project, python, &mut |p| {
+            terminal.borrow_mut().event(&Event::Env(p))
+        })
+        .map_err(|e| e.to_string())?;
+        let ctx = GateContext {
+            project,
+            python: &env,
+            limits: Limits {
+                request: opts.request_timeout,
+                machine_wait: opts.machine_wait,
+            },
+        };
+        let mut done = 0u32;
+        let mut emit = |e: Event<'_>| match &e {
+            // The load runs while the gate holds the machine lock and its
+            // server is up: it disturbs this gate's measurement only, never
+            // another gate waiting its turn.
+            Event::ServerReady { .. } => {
+                match Load::start(opts.noise, &env.python, LOAD_LIFETIME) {
+                    Ok(l) => *load.borrow_mut() = l,
+                    Err(err) => {
+                        *load_error.borrow_mut() = Some(format!(
+                            "cannot start the --noise {} load with {}: {err}",
+                            opts.noise.name(),
+                            env.python.display()
+                        ))
+                    }
+                }
+            }
+            Event::GateFinished(r) => {
+                if let Some(mut l) = load.borrow_mut().take() {
+                    l.stop();
+                }
+                done += 1;
+                let figures = figures_of(r)
+                    .iter()
+                    .filter(|(k, _)| k.ends_with("ratio") || k.as_str() == "capacity")
+                    .map(|(k, x)| format!("{k} {x:.2}"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                eprintln!(
+                    "run {done}/{runs}: {:<14} {:>6.1} s  {}",
+                    r.verdict().label(),
+                    r.elapsed_ms / 1000.0,
+                    if r.verdict() == Verdict::Pass {
+                        figures
+                    } else {
+                        r.judgement.reason.chars().take(160).collect()
+                    }
+                );
+            }
+            _ => {}
+        };
+        run_jobs(&ctx, &jobs, &progress, &mut emit).await;
+        Ok::<(), String>(())
+    };
+    let interrupted = match signals::until_signal(work).await {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => return unusable(&e),
+        Err(signal) => Some(signal),
+    };
+    // Dropping the load stops it on every path; do it before reporting.
+    load.borrow_mut().take();
+    if let Some(e) = load_error.borrow().as_ref() {
+        return unusable(e);
+    }
+
+    let progress = progress.borrow();
+    let summary = summarise(
+        &row_id,
+        &profile.name,
+        &opts,
+        &progress.results,
+        interrupted.map(|s| signals::name(s).to_string()),
+    );
+    if args.json {
+        match serde_json::to_string_pretty(&summary) {
+            Ok(s) => println!("{s}"),
+            Err(e) => return unusable(&format!("cannot render the summary: {e}")),
+        }
+    } else {
+        print!("{}", render(&summary));
+    }
+    let verdicts = if summary.wrong > 0 {
+        vec![Verdict::Fail]
+    } else {
+        Vec::new()
+    };
+    match interrupted {
+        Some(signal) => Finish {
+            outcome: Outcome::Interrupted { signal },
+            verdicts,
+        },
+        None => Finish::verdicts(verdicts),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_opposite_verdict_is_wrong() {
+        use Verdict::*;
+        assert!(is_wrong(Some(Pass), Fail));
+        assert!(is_wrong(Some(Fail), Pass));
+        assert!(!is_wrong(Some(Pass), Pass));
+        assert!(!is_wrong(Some(Pass), CannotJudge));
+        assert!(!is_wrong(Some(Fail), CannotJudge));
+        assert!(!is_wrong(None, Fail));
+    }
+
+    #[test]
+    fn bad_flags_name_the_flag() {
+        let base = || StressArgs {
+            row: "E19".into(),
+            runs: 3,
+            server: "granian".into(),
+            noise: "none".into(),
+            expect: None,
+            json: false,
+            trials: None,
+            request_timeout_ms: 30_000,
+            machine_wait_ms: 1000,
+        };
+        assert!(options(&base()).is_ok());
+        let e = |a: StressArgs| options(&a).err().unwrap();
+        assert!(e(StressArgs {
+            noise: "loud".into(),
+            ..base()
+        })
+        .starts_with("--noise loud"));
+        assert!(e(StressArgs {
+            expect: Some("maybe".into()),
+            ..base()
+        })
+        .starts_with("--expect maybe"));
+        assert!(e(StressArgs { runs: 0, ..base() }).starts_with("--runs 0"));
+    }
+}

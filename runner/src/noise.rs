@@ -1,0 +1,200 @@
+//! Background CPU load for `runner stress`: a busy loop the runner itself
+//! starts, bounds and kills, so that flakiness is measured under a known
+//! disturbance instead of whatever else the machine happens to be doing.
+//!
+//! The load is a child process (a few lines of Python run from an argv, no
+//! shell), not a thread of ours: a process leads its own group through
+//! [`GroupGuard`], so stopping it is the same SIGTERM-grace-SIGKILL path as
+//! every server, it dies with the runner (PR_SET_PDEATHSIG on Linux), and it
+//! cannot share the runner's own scheduling or allocator state. A single
+//! Python thread can use at most one core, which is what both patterns want.
+//! It also ends itself after `lifetime`, so even an orphan is bounded.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::process::GroupGuard;
+
+/// The background load a stress run applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Noise {
+    /// No load of our own.
+    None,
+    /// One core busy for 100 ms, then idle for 100 ms, over and over.
+    Burst,
+    /// One core busy all the time.
+    Spin,
+}
+
+impl Noise {
+    pub const NAMES: &'static [&'static str] = &["none", "burst", "spin"];
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "none" => Some(Noise::None),
+            "burst" => Some(Noise::Burst),
+            "spin" => Some(Noise::Spin),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Noise::None => "none",
+            Noise::Burst => "burst",
+            Noise::Spin => "spin",
+        }
+    }
+
+    /// (busy ms, idle ms) per period; None for no load.
+    pub fn duty_ms(self) -> Option<(u64, u64)> {
+        match self {
+            Noise::None => None,
+            Noise::Burst => Some((100, 100)),
+            Noise::Spin => Some((1000, 0)),
+        }
+    }
+}
+
+/// The busy loop. argv: busy_ms idle_ms lifetime_s. Spins on the monotonic
+/// clock for busy_ms, sleeps idle_ms, until lifetime_s have passed.
+const LOOP: &str = "\
+import sys, time
+on, off, life = float(sys.argv[1]) / 1e3, float(sys.argv[2]) / 1e3, float(sys.argv[3])
+end = time.monotonic() + life
+while time.monotonic() < end:
+    busy = time.monotonic() + on
+    while time.monotonic() < busy:
+        pass
+    if off:
+        time.sleep(off)
+";
+
+/// A running load; stopped (whole group) when dropped.
+pub struct Load {
+    guard: GroupGuard,
+    pub noise: Noise,
+}
+
+impl Load {
+    /// Starts `noise` with `python`, ending itself after `lifetime` at the
+    /// latest. `Ok(None)` for [`Noise::None`].
+    pub fn start(noise: Noise, python: &Path, lifetime: Duration) -> std::io::Result<Option<Self>> {
+        let Some((on_ms, off_ms)) = noise.duty_ms() else {
+            return Ok(None);
+        };
+        let mut command = Command::new(python);
+        command
+            .args(["-c", LOOP])
+            .arg(on_ms.to_string())
+            .arg(off_ms.to_string())
+            .arg(lifetime.as_secs().max(1).to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        // A busy loop holds nothing worth a graceful stop.
+        let guard = GroupGuard::spawn(&mut command, Duration::from_millis(200))?;
+        Ok(Some(Self { guard, noise }))
+    }
+
+    pub fn pgid(&self) -> i32 {
+        self.guard.pgid()
+    }
+
+    /// Stops the load now.
+    pub fn stop(&mut self) {
+        self.guard.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::process::group_alive;
+
+    fn python() -> std::path::PathBuf {
+        "python3".into()
+    }
+
+    /// CPU time (user + system, in clock ticks) of `pid` from /proc.
+    #[cfg(target_os = "linux")]
+    fn cpu_ticks(pid: i32) -> u64 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let rest = &stat[stat.rfind(')').unwrap() + 2..];
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        // After ')': state(0) ... utime(11) stime(12).
+        f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for n in Noise::NAMES {
+            assert_eq!(Noise::parse(n).unwrap().name(), *n);
+        }
+        assert_eq!(Noise::parse("loud"), None);
+    }
+
+    #[test]
+    fn none_starts_nothing() {
+        assert!(Load::start(Noise::None, &python(), Duration::from_secs(5))
+            .unwrap()
+            .is_none());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn spin_uses_about_a_core_and_burst_about_half() {
+        // CPU time over wall time: spin near 1.0, burst near 0.5. Bounds are
+        // wide (the machine is shared) but the two must not overlap.
+        let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+        let share = |noise| {
+            let mut load = Load::start(noise, &python(), Duration::from_secs(30))
+                .unwrap()
+                .unwrap();
+            std::thread::sleep(Duration::from_millis(300));
+            let before = cpu_ticks(load.pgid());
+            std::thread::sleep(Duration::from_millis(1200));
+            let used = (cpu_ticks(load.pgid()) - before) as f64 / ticks;
+            let pgid = load.pgid();
+            load.stop();
+            assert!(!group_alive(pgid), "the load survived its stop");
+            used / 1.2
+        };
+        let spin = share(Noise::Spin);
+        let burst = share(Noise::Burst);
+        assert!(spin > 0.6, "spin used {spin:.2} of a core");
+        assert!(
+            burst < 0.75 && burst > 0.2,
+            "burst used {burst:.2} of a core"
+        );
+        assert!(spin > burst + 0.15, "spin {spin:.2} vs burst {burst:.2}");
+    }
+
+    #[test]
+    fn dropping_a_load_kills_it_and_a_lifetime_bounds_it() {
+        let load = Load::start(Noise::Spin, &python(), Duration::from_secs(30))
+            .unwrap()
+            .unwrap();
+        let pgid = load.pgid();
+        assert!(group_alive(pgid));
+        drop(load);
+        assert!(!group_alive(pgid));
+
+        let load = Load::start(Noise::Burst, &python(), Duration::from_secs(1))
+            .unwrap()
+            .unwrap();
+        let pgid = load.pgid();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while group_alive(pgid) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // Gone by itself (the guard is still held, so it did not stop it),
+        // or only a zombie awaiting the guard's reap.
+        assert!(!group_alive(pgid), "the load outlived its 1 s lifetime");
+        drop(load);
+    }
+}

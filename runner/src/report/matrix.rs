@@ -1,0 +1,331 @@
+//! The conformance matrix: rows by servers, one cell per gate (a verdict and
+//! its key figure, `pass 1.04x/2.01x`), rendered as a terminal table,
+//! Markdown and JSON. Cells that are not a pass carry a numbered note with
+//! the gate's reason, because "fail" alone tells a user nothing to act on.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::gate::GateResult;
+use crate::report::json::Interrupted;
+use crate::server_status::ServerStatus;
+use crate::verdict::Verdict;
+
+/// A row of the matrix.
+#[derive(Debug, Clone, Serialize)]
+pub struct RowHead {
+    pub id: String,
+    pub title: String,
+}
+
+/// Everything the matrix shows. `results` are in job order: for each row,
+/// each server; a run cut short has fewer, and the rest read "not run".
+pub struct Matrix<'a> {
+    pub rows: Vec<RowHead>,
+    pub servers: Vec<ServerStatus>,
+    pub results: &'a [GateResult],
+    pub wall: Duration,
+    pub interrupted: Option<Interrupted>,
+}
+
+/// One cell, as the JSON document carries it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cell {
+    pub row: String,
+    pub server: String,
+    /// `None` when the gate never ran (an interrupted matrix).
+    pub verdict: Option<Verdict>,
+    /// What the table shows: `pass 1.04x/2.01x`, `fail ...`, `cannot judge`, `n/a`.
+    pub text: String,
+    /// The gate's key figure (`1.04x/2.01x`: the mode under test's ratio,
+    /// then the control's, for a pair-ratio row); empty when there is none.
+    pub headline: String,
+    /// The probe the row runs, which says what the figure means.
+    pub probe: Option<String>,
+    pub reason: Option<String>,
+    /// The note number under the table, for every cell that is not a pass.
+    pub note: Option<usize>,
+}
+
+impl Matrix<'_> {
+    /// Every cell, row by row, numbering the notes in that order.
+    pub fn cells(&self) -> Vec<Cell> {
+        let mut cells = Vec::new();
+        let mut notes = 0;
+        for (i, row) in self.rows.iter().enumerate() {
+            for (j, server) in self.servers.iter().enumerate() {
+                let result = self.results.get(i * self.servers.len() + j);
+                let mut cell = cell(&row.id, &server.name, result);
+                if cell.reason.is_some() && cell.verdict != Some(Verdict::Pass) {
+                    notes += 1;
+                    cell.note = Some(notes);
+                }
+                cells.push(cell);
+            }
+        }
+        cells
+    }
+
+    fn header(&self, server: &ServerStatus) -> String {
+        match &server.version {
+            Some(v) if v.starts_with(&server.name) => v.clone(),
+            Some(v) => format!("{} ({v})", server.name),
+            None => server.name.clone(),
+        }
+    }
+
+    fn footer(&self) -> String {
+        let n = self.results.len();
+        let mut s = format!(
+            "{n} gate{} in {:.1} s wall time",
+            if n == 1 { "" } else { "s" },
+            self.wall.as_secs_f64()
+        );
+        if let Some(i) = &self.interrupted {
+            s.push_str(&format!(
+                "; interrupted by {} during {}",
+                i.signal,
+                i.during.as_deref().unwrap_or("set-up")
+            ));
+        }
+        s
+    }
+
+    /// What the figures in the cells are, once per probe kind present.
+    fn legend(&self, cells: &[Cell]) -> Vec<String> {
+        let mut out = Vec::new();
+        for c in cells {
+            let line = match c.probe.as_deref() {
+                Some("pair-ratio") => {
+                    "pair-ratio cells: ratio of the mode under test / ratio of the control \
+                     (two requests at once against one alone; about 1.0x is parallel, 2.0x serial)"
+                }
+                _ => continue,
+            };
+            if !out.iter().any(|l| l == line) {
+                out.push(line.to_string());
+            }
+        }
+        out
+    }
+
+    /// The terminal table, with numbered notes for every cell but a pass.
+    pub fn render_text(&self) -> String {
+        let cells = self.cells();
+        let shown = |c: &Cell| match c.note {
+            Some(n) => format!("{} [{n}]", c.text),
+            None => c.text.clone(),
+        };
+        let mut widths = vec![self
+            .rows
+            .iter()
+            .map(|r| r.id.len())
+            .max()
+            .unwrap_or(0)
+            .max(3)];
+        for (j, server) in self.servers.iter().enumerate() {
+            let w = cells
+                .iter()
+                .skip(j)
+                .step_by(self.servers.len().max(1))
+                .map(|c| shown(c).len())
+                .chain([self.header(server).len()])
+                .max()
+                .unwrap_or(0);
+            widths.push(w);
+        }
+        let line = |fields: Vec<String>| {
+            let mut s = String::new();
+            for (k, f) in fields.iter().enumerate() {
+                if k + 1 == fields.len() {
+                    s.push_str(f);
+                } else {
+                    s.push_str(&format!("{f:<w$}  ", w = widths[k]));
+                }
+            }
+            s.trim_end().to_string() + "\n"
+        };
+        let mut s = String::new();
+        let mut head = vec!["row".to_string()];
+        head.extend(self.servers.iter().map(|sv| self.header(sv)));
+        s.push_str(&line(head));
+        for (i, row) in self.rows.iter().enumerate() {
+            let mut fields = vec![row.id.clone()];
+            let n = self.servers.len();
+            fields.extend(cells[i * n..(i + 1) * n].iter().map(shown));
+            s.push_str(&line(fields));
+        }
+        s.push('\n');
+        for l in self.legend(&cells) {
+            s.push_str(&format!("{l}\n"));
+        }
+        for c in &cells {
+            if let (Some(n), Some(reason)) = (c.note, &c.reason) {
+                s.push_str(&format!("[{n}] {} on {}: {reason}\n", c.row, c.server));
+            }
+        }
+        s.push_str(&self.footer());
+        s.push('\n');
+        s
+    }
+
+    /// The same table as GitHub Markdown.
+    pub fn render_markdown(&self) -> String {
+        let cells = self.cells();
+        let esc = |t: &str| t.replace('|', "\\|").replace('\n', " ");
+        let mut s = String::new();
+        s.push_str("| row |");
+        for server in &self.servers {
+            s.push_str(&format!(" {} |", esc(&self.header(server))));
+        }
+        s.push_str("\n|---|");
+        s.push_str(&"---|".repeat(self.servers.len()));
+        s.push('\n');
+        for (i, row) in self.rows.iter().enumerate() {
+            s.push_str(&format!("| {} |", esc(&row.id)));
+            let n = self.servers.len();
+            for c in &cells[i * n..(i + 1) * n] {
+                let text = match c.note {
+                    Some(k) => format!("{} [{k}]", c.text),
+                    None => c.text.clone(),
+                };
+                s.push_str(&format!(" {} |", esc(&text)));
+            }
+            s.push('\n');
+        }
+        s.push('\n');
+        for l in self.legend(&cells) {
+            s.push_str(&format!("{l}.  \n"));
+        }
+        let notes: Vec<&Cell> = cells.iter().filter(|c| c.note.is_some()).collect();
+        if !notes.is_empty() {
+            s.push('\n');
+            for c in notes {
+                s.push_str(&format!(
+                    "{}. **{} on {}**: {}\n",
+                    c.note.unwrap_or_default(),
+                    esc(&c.row),
+                    esc(&c.server),
+                    esc(c.reason.as_deref().unwrap_or_default())
+                ));
+            }
+        }
+        s.push('\n');
+        s.push_str(&self.footer());
+        s.push_str(".\n");
+        s
+    }
+
+    /// The JSON document: the table's cells plus every gate's full result.
+    pub fn render_json(&self) -> String {
+        #[derive(Serialize)]
+        struct Doc<'a> {
+            runner_version: &'static str,
+            wall_ms: f64,
+            interrupted: &'a Option<Interrupted>,
+            rows: &'a [RowHead],
+            servers: &'a [ServerStatus],
+            cells: Vec<Cell>,
+            results: &'a [GateResult],
+        }
+        let doc = Doc {
+            runner_version: env!("CARGO_PKG_VERSION"),
+            wall_ms: self.wall.as_secs_f64() * 1000.0,
+            interrupted: &self.interrupted,
+            rows: &self.rows,
+            servers: &self.servers,
+            cells: self.cells(),
+            results: self.results,
+        };
+        serde_json::to_string_pretty(&doc)
+            .unwrap_or_else(|e| format!("{{\"error\": \"cannot render the matrix: {e}\"}}"))
+    }
+}
+
+/// The cell for one gate's result (or a gate that never ran).
+fn cell(row: &str, server: &str, result: Option<&GateResult>) -> Cell {
+    let mut c = Cell {
+        row: row.into(),
+        server: server.into(),
+        verdict: None,
+        text: "not run".into(),
+        headline: String::new(),
+        probe: None,
+        reason: None,
+        note: None,
+    };
+    let Some(r) = result else { return c };
+    let verdict = r.verdict();
+    c.verdict = Some(verdict);
+    c.reason = Some(r.judgement.reason.clone());
+    c.headline = r.judgement.headline.clone();
+    c.probe = Some(r.row.probe.clone());
+    let figures = if c.headline.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", c.headline)
+    };
+    c.text = match verdict {
+        Verdict::Pass => format!("pass{figures}"),
+        Verdict::Fail => format!("fail{figures}"),
+        Verdict::CannotJudge => "cannot judge".into(),
+        Verdict::NotApplicable => "n/a".into(),
+    };
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn status(name: &str, version: Option<&str>) -> ServerStatus {
+        ServerStatus {
+            name: name.into(),
+            file: PathBuf::from(format!("specs/servers/{name}.yaml")),
+            ready: version.is_some(),
+            version: version.map(String::from),
+            note: None,
+        }
+    }
+
+    fn matrix(results: &[GateResult]) -> Matrix<'_> {
+        Matrix {
+            rows: vec![RowHead {
+                id: "E19".into(),
+                title: "t".into(),
+            }],
+            servers: vec![
+                status("granian", Some("granian 2.8.9")),
+                status("m0serve", None),
+            ],
+            results,
+            wall: Duration::from_millis(1500),
+            interrupted: None,
+        }
+    }
+
+    #[test]
+    fn cells_that_never_ran_read_not_run() {
+        let m = matrix(&[]);
+        let cells = m.cells();
+        assert_eq!(cells.len(), 2);
+        assert!(cells
+            .iter()
+            .all(|c| c.text == "not run" && c.verdict.is_none()));
+        let text = m.render_text();
+        assert!(text.contains("granian 2.8.9"), "{text}");
+        assert!(text.contains("0 gates in 1.5 s"), "{text}");
+        let md = m.render_markdown();
+        assert!(
+            md.starts_with(
+                "| row | granian 2.8.9 | m0serve |\n|---|---|---|\n| E19 | not run | not run |"
+            ),
+            "{md}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&m.render_json()).unwrap();
+        assert_eq!(json["cells"].as_array().unwrap().len(), 2);
+        assert_eq!(json["servers"][0]["version"], "granian 2.8.9");
+    }
+}

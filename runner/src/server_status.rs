@@ -1,0 +1,161 @@
+//! Whether each server profile can run here, and which version it is: its
+//! program is found and answers, its package is installed in the interpreter
+//! the gates use. Reported by `runner servers` and in the matrix header.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::process::GroupGuard;
+use crate::pyenv;
+use crate::spec::Profile;
+
+/// How long a `--version` query of an external program may take.
+const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One profile's readiness.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerStatus {
+    pub name: String,
+    pub file: PathBuf,
+    pub ready: bool,
+    /// `granian 2.8.9`, or the first line an external program printed.
+    pub version: Option<String>,
+    /// Why it is not ready (and what to do), or what could not be learned.
+    pub note: Option<String>,
+}
+
+/// The status of each of `profiles`. `python` is the gate interpreter, or
+/// `None` when there is none yet (`runner prepare` has not run).
+pub fn statuses(profiles: &[Profile], python: Option<&Path>) -> Vec<ServerStatus> {
+    let packages: Vec<&str> = profiles
+        .iter()
+        .filter_map(|p| p.package.as_deref())
+        .collect();
+    let installed = match python {
+        Some(python) if !packages.is_empty() => package_versions(python, &packages),
+        Some(_) => Ok(Vec::new()),
+        None => Err("no .gates/venv yet; run `runner prepare` (or pass --python)".to_string()),
+    };
+    profiles.iter().map(|p| status(p, &installed)).collect()
+}
+
+fn status(
+    profile: &Profile,
+    installed: &Result<Vec<(String, Option<String>)>, String>,
+) -> ServerStatus {
+    let mut out = ServerStatus {
+        name: profile.name.clone(),
+        file: profile.file.clone(),
+        ready: true,
+        version: None,
+        note: None,
+    };
+    if let Some(why) = profile.not_ready() {
+        out.ready = false;
+        out.note = Some(why);
+        return out;
+    }
+    if let Some(package) = &profile.package {
+        match installed {
+            Err(e) => {
+                out.ready = false;
+                out.note = Some(format!("not ready: {e}"));
+            }
+            Ok(list) => match list.iter().find(|(n, _)| n == package) {
+                Some((_, Some(version))) => out.version = Some(format!("{package} {version}")),
+                _ => {
+                    out.ready = false;
+                    out.note = Some(format!(
+                        "not ready: {package} is not installed in the gate interpreter; \
+                         pin it in specs/servers/requirements.txt and run `runner prepare`, \
+                         or pass --python to one that has it"
+                    ));
+                }
+            },
+        }
+    }
+    if let Some(program) = &profile.program {
+        if let (Some(path), Some(args)) = (&program.path, &program.version_args) {
+            match program_version(path, args) {
+                Ok(v) => out.version = Some(v),
+                Err(e) => out.note = Some(format!("version unknown: {e}")),
+            }
+        }
+    }
+    out
+}
+
+/// `(package, version or None)` for each package, from one interpreter query.
+fn package_versions(
+    python: &Path,
+    packages: &[&str],
+) -> Result<Vec<(String, Option<String>)>, String> {
+    // Names were checked when the profiles loaded (letters, digits, - _ .),
+    // so they can be written into the code as string literals.
+    let list = packages
+        .iter()
+        .map(|p| format!("'{p}'"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let code = format!(
+        "import importlib.metadata as m\n\
+         for n in [{list}]:\n\
+         \ttry: print(n, m.version(n))\n\
+         \texcept m.PackageNotFoundError: print(n, '-')"
+    );
+    let out = pyenv::query(python, &code).map_err(|e| e.to_string())?;
+    Ok(out
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(n, v)| (n.to_string(), (v != "-").then(|| v.trim().to_string())))
+        .collect())
+}
+
+/// The first non-empty stdout line of `path args`, within a bound; the
+/// program runs in its own process group, which is stopped afterwards.
+fn program_version(path: &Path, args: &[String]) -> Result<String, String> {
+    let mut command = Command::new(path);
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut guard = GroupGuard::spawn(&mut command, Duration::from_millis(200))
+        .map_err(|e| format!("cannot run {}: {e}", path.display()))?;
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = guard.try_exit_status() {
+            break Some(status);
+        }
+        if started.elapsed() >= VERSION_TIMEOUT {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // Stopping the group first means the read below sees end-of-file even if
+    // the program left a child holding its stdout.
+    guard.stop();
+    let mut text = String::new();
+    if let Some(mut stdout) = guard.child_mut().stdout.take() {
+        let _ = stdout.read_to_string(&mut text);
+    }
+    match status {
+        None => Err(format!(
+            "{} {} did not finish within {} s",
+            path.display(),
+            args.join(" "),
+            VERSION_TIMEOUT.as_secs()
+        )),
+        Some(s) if !s.success() => Err(format!("{} {} exited {s}", path.display(), args.join(" "))),
+        Some(_) => text
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .map(String::from)
+            .ok_or_else(|| format!("{} {} printed nothing", path.display(), args.join(" "))),
+    }
+}

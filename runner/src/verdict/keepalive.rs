@@ -1,0 +1,140 @@
+//! Keepalive-isolation verdicts (C5). The control (one thread) must show B
+//! pinned behind A, or the probe could not fail here: cannot judge. The mode
+//! under test must keep B, B's warm-up and a fresh third connection fast in
+//! every trial, and deliver A's slow reply whole in about S.
+
+use serde::Serialize;
+
+use super::{margin, Figures, Judgement, Verdict};
+use crate::probe::keepalive::{KeepaliveModeRun, KeepaliveRun};
+use crate::spec::row::{Bound, KeepalivePlan};
+use crate::stats::Spread;
+
+/// One named check of the mode under test.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    pub name: &'static str,
+    /// The figure, over S.
+    pub value: f64,
+    pub bound: Bound,
+    pub holds: bool,
+}
+
+/// The judged figures of a keepalive-isolation run.
+#[derive(Debug, Clone, Serialize)]
+pub struct KeepaliveFigures {
+    pub slow_ms: u64,
+    /// Under test: B's worst latency over S (every trial must be isolated).
+    pub under_test_ratio: f64,
+    /// Control: B's best latency over S (every trial must be pinned).
+    pub control_ratio: f64,
+    pub under_test_b: Option<Spread>,
+    pub control_b: Option<Spread>,
+    pub checks: Vec<Check>,
+    pub trials: u32,
+}
+
+fn values(run: &KeepaliveModeRun, pick: fn(&crate::probe::keepalive::KeepaliveTrial) -> Option<f64>) -> Vec<f64> {
+    run.trials.iter().filter_map(pick).collect()
+}
+
+/// The under-test checks, in order of importance.
+fn checks(plan: &KeepalivePlan, u: &KeepaliveModeRun) -> Vec<Check> {
+    let mut out = Vec::new();
+    let mut push = |name, value: Option<f64>, bound: Bound| {
+        if let Some(value) = value {
+            out.push(Check { name, value, bound, holds: bound.holds(value) });
+        }
+    };
+    let worst = |v: Vec<f64>| v.into_iter().max_by(f64::total_cmp);
+    let best = |v: Vec<f64>| v.into_iter().min_by(f64::total_cmp);
+    push("B over S (worst trial)", worst(values(u, |t| t.b_over_s)), plan.under_test.bound);
+    push("B's warm-up over S", u.b_warmup_over_s, Bound::AtMost(plan.warmup_at_most));
+    push("third connection over S (worst trial)", worst(values(u, |t| t.c_over_s)), Bound::AtMost(plan.third_at_most));
+    push("A's slow reply over S (shortest)", best(values(u, |t| t.a_over_s)), Bound::AtLeast(plan.slow_at_least));
+    push("A's slow reply over S (longest)", worst(values(u, |t| t.a_over_s)), Bound::AtMost(plan.slow_at_most));
+    out
+}
+
+/// Whether more trials could change the verdict.
+pub fn settled(plan: &KeepalivePlan, run: &KeepaliveRun) -> bool {
+    let j = judge_keepalive(plan, run, false);
+    let Some(Figures::Keepalive(f)) = &j.figures else {
+        return run.broken.is_some();
+    };
+    let clear = |c: &Check| margin(c.value, c.bound).abs() >= plan.margin;
+    let control_clear = margin(f.control_ratio, plan.control.bound) >= plan.margin;
+    match j.verdict {
+        Verdict::Pass => control_clear && f.checks.iter().all(clear),
+        Verdict::Fail => control_clear && (f.checks.iter().any(|c| !c.holds && clear(c)) || !run.under_test.problems.is_empty()),
+        _ => false,
+    }
+}
+
+/// Judges a keepalive-isolation run; with `last`, an unsettled verdict is
+/// "cannot judge: ambiguous".
+pub fn judge_keepalive(plan: &KeepalivePlan, run: &KeepaliveRun, last: bool) -> Judgement {
+    if let Some(b) = &run.broken {
+        return Judgement::bare(Verdict::CannotJudge, format!("broken measurement: {b}"));
+    }
+    let u = &run.under_test;
+    let c = &run.control;
+    let c_b = values(c, |t| t.b_over_s);
+    let u_b = values(u, |t| t.b_over_s);
+    let (Some(control_ratio), Some(under_test_ratio)) =
+        (c_b.iter().copied().min_by(f64::total_cmp), u_b.iter().copied().max_by(f64::total_cmp))
+    else {
+        let problems: Vec<&String> = u.problems.iter().chain(&c.problems).take(3).collect();
+        return Judgement::bare(Verdict::CannotJudge, format!("no trial completed: {problems:?}"));
+    };
+    let figures = KeepaliveFigures {
+        slow_ms: plan.slow_ms,
+        under_test_ratio,
+        control_ratio,
+        under_test_b: Spread::of(&u_b),
+        control_b: Spread::of(&c_b),
+        checks: checks(plan, u),
+        trials: run.trials_done,
+    };
+    let headline = format!("{under_test_ratio:.2}/{control_ratio:.2}");
+    let n = run.trials_done;
+    let wrap = |verdict, reason: String, figures: KeepaliveFigures| Judgement {
+        verdict,
+        reason,
+        confidence: format!("{n} trials; {}", figures.checks.iter().map(|c| format!("{} {:.3} ({})", c.name, c.value, c.bound)).collect::<Vec<_>>().join(", ")),
+        figures: Some(Figures::Keepalive(figures)),
+        warnings: Vec::new(),
+        headline: headline.clone(),
+    };
+    if !c.problems.is_empty() {
+        let reason = format!("the control mode {} had failed requests, so it proves nothing: {}", c.name, c.problems.join("; "));
+        return wrap(Verdict::CannotJudge, reason, figures);
+    }
+    if !plan.control.bound.holds(control_ratio) {
+        let reason = format!(
+            "the control did not separate: with {} ({}), B read {control_ratio:.2} of S at best (needs {}), so this probe could not fail here",
+            c.name,
+            plan.control.server.describe(),
+            plan.control.bound
+        );
+        return wrap(Verdict::CannotJudge, reason, figures);
+    }
+    let failed: Vec<String> = figures.checks.iter().filter(|c| !c.holds).map(|c| format!("{} read {:.3} ({})", c.name, c.value, c.bound)).collect();
+    let summary = format!(
+        "{} B/S {under_test_ratio:.2} worst ({}), {} B/S {control_ratio:.2} best ({}), S = {} ms",
+        u.name, plan.under_test.bound, c.name, plan.control.bound, plan.slow_ms
+    );
+    let (verdict, reason) = if !u.problems.is_empty() {
+        (Verdict::Fail, format!("{}: {}; {summary}", u.name, u.problems.join("; ")))
+    } else if !failed.is_empty() {
+        (Verdict::Fail, format!("{}: {}; {summary}", u.name, failed.join(", ")))
+    } else {
+        (Verdict::Pass, summary)
+    };
+    let mut j = wrap(verdict, reason, figures);
+    if last && !settled(plan, run) {
+        j.reason = format!("ambiguous after {n} trials: a figure stayed within {:.2} of its bound; would have been {} ({})", plan.margin, verdict.label(), j.reason);
+        j.verdict = Verdict::CannotJudge;
+    }
+    j
+}

@@ -1,0 +1,357 @@
+//! The fault matrix: E19 against fixtures/faultserver, a real HTTP/1.1
+//! process on 127.0.0.1 that misbehaves in one chosen way per test. Each
+//! fault must end in "cannot judge" (exit 2) with a reason naming the cause,
+//! within a bounded time, with every process the server started gone.
+//!
+//! Every fault test has the same twin: `no_fault_gets_a_verdict_from_figures`
+//! runs the same server with no fault and shows none of these causes firing.
+//! Profiles are written per test into a temp dir (specs/servers/ lists real
+//! servers only). Short `ready.timeout_ms`, `stop_grace_ms` and
+//! `--request-timeout-ms` keep the whole file fast.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::root;
+use serde_json::Value;
+
+/// Request bound for every fault gate: long enough for 24 MiB of hashing
+/// under load, short enough to keep the hang test quick.
+const REQUEST_TIMEOUT_MS: u64 = 2000;
+/// The profiles' SIGTERM-to-SIGKILL grace.
+const GRACE_MS: u64 = 1000;
+/// Any one fault gate, lock wait included, finishes inside this (it is a
+/// hang detector, not a speed target: gates from other tests take turns on
+/// the machine lock and count in it).
+const BOUND: Duration = Duration::from_secs(240);
+
+struct Fault {
+    dir: tempfile::TempDir,
+    name: String,
+}
+
+impl Fault {
+    /// A profile in a temp dir starting faultserver with `--fault fault`.
+    fn new(fault: &str, extra: &[&str], ready_timeout_ms: u64) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        // The log file is named after the profile: one per test.
+        let name = format!("fault-{fault}-{ready_timeout_ms}");
+        let script = root().join("fixtures/faultserver/faultserver.py");
+        let pidfile = dir.path().join("pids");
+        let mut argv: Vec<String> = vec![
+            "{python}".into(),
+            script.display().to_string(),
+            "--host".into(),
+            "{host}".into(),
+            "--port".into(),
+            "{port}".into(),
+            "--app-dir".into(),
+            "{app_dir}".into(),
+            "--fault".into(),
+            fault.into(),
+            "--pidfile".into(),
+            pidfile.display().to_string(),
+        ];
+        argv.extend(extra.iter().map(|s| s.to_string()));
+        argv.push("{knobs}".into());
+        let profile = serde_json::json!({
+            "name": name,
+            "argv": argv,
+            "knobs": { "threads": ["--threads", "{threads}"] },
+            "ready": { "path": "/", "timeout_ms": ready_timeout_ms },
+            "env": { "PYTHONUNBUFFERED": "1" },
+            "stop_grace_ms": GRACE_MS,
+        });
+        // JSON is YAML: the profile loader reads it as is.
+        std::fs::write(dir.path().join("profile.yaml"), profile.to_string()).unwrap();
+        Self { dir, name }
+    }
+
+    fn profile(&self) -> PathBuf {
+        self.dir.path().join("profile.yaml")
+    }
+
+    /// Runs E19 (2 trials) against this profile.
+    fn gate(&self) -> Outcome {
+        self.gate_args(&[])
+    }
+
+    fn gate_args(&self, extra: &[&str]) -> Outcome {
+        let exe = assert_cmd::cargo::cargo_bin("runner");
+        let started = Instant::now();
+        let mut cmd = Command::new(exe);
+        cmd.current_dir(root())
+            .args(["gate", "E19", "--json", "--trials", "2", "--server"])
+            .arg(self.profile())
+            .arg("--request-timeout-ms")
+            .arg(REQUEST_TIMEOUT_MS.to_string())
+            .args(extra);
+        let out = run_bounded(cmd, BOUND);
+        let wall = started.elapsed();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let report: Value = serde_json::from_str(&stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}\nstderr:\n{stderr}"));
+        let result = report["results"][0].clone();
+        Outcome {
+            code: out.status.code().unwrap_or(-1),
+            result,
+            wall,
+            pids: read_pids(&self.dir.path().join("pids")),
+            log: root().join(format!(".gates/logs/E19.{}.log", self.name)),
+        }
+    }
+}
+
+/// Runs `cmd` to completion, killing it (and failing) after `bound`.
+fn run_bounded(mut cmd: Command, bound: Duration) -> std::process::Output {
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let watchdog = std::thread::spawn(move || {
+        let deadline = Instant::now() + bound;
+        while Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+            // Stop watching once the runner is gone (reaped or zombie).
+            if !alive(pid as i32) {
+                return false;
+            }
+        }
+        // SAFETY: signalling the runner we spawned.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        true
+    });
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        !watchdog.join().unwrap(),
+        "the runner was still running after {bound:?}: a wait is unbounded"
+    );
+    out
+}
+
+/// (role, pid, pgid) lines the fault server wrote.
+fn read_pids(file: &Path) -> Vec<(String, i32, i32)> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            Some((
+                f.next()?.to_string(),
+                f.next()?.parse().ok()?,
+                f.next()?.parse().ok()?,
+            ))
+        })
+        .collect()
+}
+
+/// Whether `pid` is a live (non-zombie) process.
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat
+                .rfind(')')
+                .and_then(|i| stat[i + 1..].split_whitespace().next());
+            !matches!(state, Some("Z") | Some("X"))
+        }
+        Err(_) => {
+            // No /proc (macOS): signal 0 probes existence.
+            // SAFETY: signal 0 only checks.
+            unsafe { libc::kill(pid, 0) == 0 }
+        }
+    }
+}
+
+struct Outcome {
+    code: i32,
+    result: Value,
+    wall: Duration,
+    pids: Vec<(String, i32, i32)>,
+    log: PathBuf,
+}
+
+impl Outcome {
+    fn reason(&self) -> &str {
+        self.result["reason"].as_str().unwrap_or("")
+    }
+
+    /// Cannot judge, exit 2, and a reason holding every one of `causes`.
+    fn assert_cannot_judge(&self, causes: &[&str]) {
+        assert_eq!(
+            self.result["verdict"],
+            "cannot-judge",
+            "reason: {}",
+            self.reason()
+        );
+        assert_eq!(self.code, 2, "reason: {}", self.reason());
+        for cause in causes {
+            assert!(
+                self.reason().contains(cause),
+                "the reason does not name {cause:?}: {}",
+                self.reason()
+            );
+        }
+    }
+
+    /// Every process the fault server recorded, its process group, and the
+    /// group in the report are gone; and the server did record itself (or
+    /// the check would pass vacuously).
+    fn assert_nothing_left(&self) {
+        assert!(
+            !self.pids.is_empty(),
+            "the fault server recorded no process; nothing was checked"
+        );
+        for (role, pid, pgid) in &self.pids {
+            assert!(!alive(*pid), "{role} {pid} survived the runner");
+            assert!(
+                !runner::process::group_alive(*pgid),
+                "{role}'s process group {pgid} has live members"
+            );
+        }
+        if let Some(pgid) = self.result["server"]["pgid"].as_i64() {
+            assert!(!runner::process::group_alive(pgid as i32));
+            assert_eq!(self.result["server"]["survivors"], false);
+        }
+    }
+
+    fn ran_figures(&self) -> bool {
+        !self.result["figures"].is_null() && self.result["run"]["broken"].is_null()
+    }
+}
+
+#[test]
+fn no_fault_gets_a_verdict_from_figures() {
+    // The twin of every test below: the same server, profile shape and
+    // limits with no fault reaches figures, so each cause below is the fault's.
+    let f = Fault::new("none", &[], 5000);
+    let out = f.gate();
+    assert!(
+        out.ran_figures(),
+        "a healthy faultserver must be measurable: {}",
+        out.reason()
+    );
+    assert!(!out.reason().contains("server would not start"));
+    out.assert_nothing_left();
+}
+
+#[test]
+fn exits_at_start() {
+    let out = Fault::new("exit-at-start", &[], 5000).gate();
+    out.assert_cannot_judge(&["exited before it was ready", "exit status: 3"]);
+    out.assert_nothing_left();
+}
+
+#[test]
+fn never_binds() {
+    let out = Fault::new("never-bind", &[], 1500).gate();
+    out.assert_cannot_judge(&["not ready within 1500 ms", "cannot connect"]);
+    out.assert_nothing_left();
+}
+
+#[test]
+fn binds_but_never_answers() {
+    let out = Fault::new("bind-no-answer", &[], 1500).gate();
+    out.assert_cannot_judge(&["not ready within 1500 ms", "no reply within"]);
+    out.assert_nothing_left();
+}
+
+#[test]
+fn answers_500() {
+    let out = Fault::new("http-500", &[], 5000).gate();
+    out.assert_cannot_judge(&["broken measurement", "HTTP 500"]);
+    out.assert_nothing_left();
+}
+
+#[test]
+fn returns_a_wrong_digest() {
+    let out = Fault::new("wrong-digest", &[], 5000).gate();
+    out.assert_cannot_judge(&["broken measurement", "wrong digest"]);
+    out.assert_nothing_left();
+}
+
+#[test]
+fn resets_the_connection_mid_response() {
+    let out = Fault::new("reset-mid-response", &[], 5000).gate();
+    out.assert_cannot_judge(&["broken measurement", "request failed on connection"]);
+    out.assert_nothing_left();
+}
+
+#[test]
+fn hangs_one_request_forever() {
+    let out = Fault::new("hang-one", &[], 5000).gate();
+    out.assert_cannot_judge(&[
+        "broken measurement",
+        &format!("no reply within {REQUEST_TIMEOUT_MS} ms"),
+    ]);
+    out.assert_nothing_left();
+}
+
+#[test]
+fn ready_after_10_s_with_a_shorter_ready_timeout() {
+    let out = Fault::new("slow-ready", &["--ready-after-s", "10"], 2000).gate();
+    out.assert_cannot_judge(&["not ready within 2000 ms", "HTTP 503"]);
+    out.assert_nothing_left();
+}
+
+#[test]
+fn ready_after_10_s_with_a_longer_ready_timeout_gets_through() {
+    // The twin: the same slow server with room to start is measured.
+    let out = Fault::new("slow-ready", &["--ready-after-s", "10"], 20_000).gate();
+    assert!(
+        out.ran_figures(),
+        "a slow but healthy server must be measured: {}",
+        out.reason()
+    );
+    let ready_ms = out.result["server"]["ready_ms"].as_f64().unwrap();
+    assert!(ready_ms >= 10_000.0, "ready after {ready_ms} ms");
+    out.assert_nothing_left();
+}
+
+#[test]
+fn floods_stdout() {
+    let out = Fault::new("flood-stdout", &[], 5000).gate();
+    out.assert_cannot_judge(&[]);
+    out.assert_nothing_left();
+    // The flood went to the log, and the log did not take the disk.
+    let size = std::fs::metadata(&out.log).map(|m| m.len()).unwrap_or(0);
+    assert!(size > 0, "no flood reached {}", out.log.display());
+    eprintln!("flood: {} bytes of log; {}", size, out.reason());
+}
+
+#[test]
+fn leaves_a_grandchild_holding_the_port() {
+    let out = Fault::new("grandchild", &[], 5000).gate();
+    out.assert_cannot_judge(&["exited before it was ready", "exit status: 0"]);
+    let grandchild: Vec<_> = out.pids.iter().filter(|p| p.0 == "grandchild").collect();
+    assert_eq!(grandchild.len(), 1, "pids: {:?}", out.pids);
+    let leader = out.pids.iter().find(|p| p.0 == "leader").unwrap();
+    assert_eq!(
+        grandchild[0].2, leader.2,
+        "the grandchild must be in the leader's process group for this test to mean anything"
+    );
+    out.assert_nothing_left();
+}
+
+#[test]
+fn ignores_sigterm() {
+    // The measurement itself is sound, so the verdict is the figures'; what
+    // the fault tests is the stop: SIGTERM is ignored, so the runner waits
+    // the grace and then SIGKILLs the group, and nothing survives.
+    let f = Fault::new("ignore-sigterm", &[], 5000);
+    let out = f.gate();
+    assert!(out.ran_figures(), "{}", out.reason());
+    let elapsed_ms = out.result["elapsed_ms"].as_f64().unwrap();
+    let ready_ms = out.result["server"]["ready_ms"].as_f64().unwrap();
+    assert!(
+        elapsed_ms >= ready_ms + GRACE_MS as f64,
+        "the stop took under the grace ({elapsed_ms} ms in all): SIGTERM was not ignored, so this tested nothing"
+    );
+    out.assert_nothing_left();
+}
