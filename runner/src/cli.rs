@@ -32,6 +32,8 @@ pub enum Command {
     /// Prepare the Python environment (.gates/venv with the pinned servers)
     /// and print what is installed.
     Prepare,
+    /// Print the JSON Schema of a row file (checked in as specs/row.schema.json).
+    Schema,
     /// List the SPEC rows.
     List,
     /// Validate row files without starting anything.

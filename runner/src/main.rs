@@ -37,6 +37,10 @@ async fn dispatch(cli: Cli) -> commands::Finish {
         Command::List => commands::list::run(&project),
         Command::Check { files } => commands::check::run(&project, files),
         Command::Prepare => commands::prepare::run(&project, python),
+        Command::Schema => {
+            print!("{}", runner::spec::row::row_schema());
+            commands::Finish::ok()
+        }
         Command::Gate(args) => commands::gate::run(&project, python, args).await,
         Command::Stress(args) => commands::stress::run(&project, python, args).await,
         Command::Matrix(args) => commands::matrix::run(&project, python, args).await,

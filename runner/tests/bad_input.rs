@@ -4,7 +4,7 @@
 //! billion laughs) is refused with exit 2 and a `file:line:` message, never
 //! a panic (exit 101), never a hang. Then a bounded fuzz of both loaders.
 //!
-//! The fuzz runs `FUZZ_CASES` inputs per strategy (default 300, a few
+//! The fuzz runs `FUZZ_CASES` inputs per strategy (default 1000, about a
 //! seconds); bench/fuzz.sh runs it longer and reports how many were tried.
 
 mod common;
@@ -151,7 +151,7 @@ fn fuzz_cases() -> u32 {
     std::env::var("FUZZ_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(300)
+        .unwrap_or(1000)
 }
 
 /// Calls `f` on another thread; panics if it takes over `LOAD_BOUND`.

@@ -96,10 +96,19 @@ impl Fault {
         let report: Value = serde_json::from_str(&stdout)
             .unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}\nstderr:\n{stderr}"));
         let result = report["results"][0].clone();
+        // The fault matrix in the report is read from these lines.
+        eprintln!(
+            "MATRIX {} | {} | exit {:?} | wall {:.1} s | gate {:.1} s | {}",
+            self.name,
+            result["verdict"],
+            out.status.code(),
+            wall.as_secs_f64(),
+            result["elapsed_ms"].as_f64().unwrap_or(0.0) / 1000.0,
+            result["reason"].as_str().unwrap_or("").lines().next().unwrap_or("")
+        );
         Outcome {
             code: out.status.code().unwrap_or(-1),
             result,
-            wall,
             pids: read_pids(&self.dir.path().join("pids")),
             log: root().join(format!(".gates/logs/E19.{}.log", self.name)),
         }
@@ -109,7 +118,7 @@ impl Fault {
 /// Runs `cmd` to completion, killing it (and failing) after `bound`.
 fn run_bounded(mut cmd: Command, bound: Duration) -> std::process::Output {
     use std::process::Stdio;
-    let mut child = cmd
+    let child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -172,7 +181,6 @@ fn alive(pid: i32) -> bool {
 struct Outcome {
     code: i32,
     result: Value,
-    wall: Duration,
     pids: Vec<(String, i32, i32)>,
     log: PathBuf,
 }

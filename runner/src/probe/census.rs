@@ -12,6 +12,7 @@
 //! and-respawn loop shows as new pids).
 
 use std::collections::BTreeSet;
+use std::io::Read;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -20,6 +21,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::http;
+use crate::process::GroupGuard;
 use crate::probe::pair_ratio::Limits;
 
 /// What `/runtime` says about one worker.
@@ -65,36 +67,34 @@ const FORK_CONTROL_LIMIT: Duration = Duration::from_secs(30);
 
 /// Runs the fork control with `python` in `app_dir`.
 pub fn fork_control(python: &Path, app_dir: &Path) -> Result<ForkControl, String> {
-    let mut child = Command::new(python)
-        .arg("forkcheck.py")
-        .current_dir(app_dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
+    let mut command = Command::new(python);
+    command.arg("forkcheck.py").current_dir(app_dir).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut guard = GroupGuard::spawn(&mut command, Duration::from_millis(200))
         .map_err(|e| format!("cannot run fixtures/bareapp/forkcheck.py with {}: {e}", python.display()))?;
     let started = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if started.elapsed() < FORK_CONTROL_LIMIT => std::thread::sleep(Duration::from_millis(10)),
-            _ => {
-                // SAFETY: signalling the group we just created.
-                unsafe { libc::killpg(child.id() as i32, libc::SIGKILL) };
-                let _ = child.wait();
-                return Err(format!("forkcheck.py did not finish within {} s", FORK_CONTROL_LIMIT.as_secs()));
-            }
+    let status = loop {
+        if let Some(status) = guard.try_exit_status() {
+            break status;
         }
+        if started.elapsed() >= FORK_CONTROL_LIMIT {
+            return Err(format!("forkcheck.py did not finish within {} s", FORK_CONTROL_LIMIT.as_secs()));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let child = guard.child_mut();
+    let mut stdout = Vec::new();
+    let mut stderr = String::new();
+    if let Some(mut out) = child.stdout.take() {
+        let _ = out.read_to_end(&mut stdout);
     }
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
-    if !out.status.success() {
-        return Err(format!("forkcheck.py failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr).trim()));
+    if let Some(mut err) = child.stderr.take() {
+        let _ = err.read_to_string(&mut stderr);
     }
-    serde_json::from_slice(&out.stdout).map_err(|e| format!("forkcheck.py printed something else ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    if !status.success() {
+        return Err(format!("forkcheck.py failed ({status}): {}", stderr.trim()));
+    }
+    serde_json::from_slice(&stdout).map_err(|e| format!("forkcheck.py printed something else ({e}): {}", String::from_utf8_lossy(&stdout)))
 }
-
-use std::os::unix::process::CommandExt;
 
 /// `requests` census requests, each on a fresh connection.
 pub async fn census(addr: SocketAddr, path: &str, requests: u32, limits: Limits) -> Census {

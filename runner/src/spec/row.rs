@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::error::{from_yaml, SpecError};
@@ -17,7 +18,7 @@ use super::locate::locate;
 const MAX_ROW_BYTES: u64 = 256 * 1024;
 
 /// A row as written in its YAML file.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RowFile {
     pub id: String,
@@ -37,7 +38,7 @@ pub struct RowFile {
 
 /// The trial budget: at least `min`, then more while the verdict is
 /// ambiguous, up to `max`; still ambiguous at `max` means "cannot judge".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Trials {
     pub min: u32,
@@ -46,7 +47,7 @@ pub struct Trials {
 
 /// Which measurement a row runs; the row's block of the same name holds its
 /// parameters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProbeKind {
     /// One request, then two at once on two connections, per mode (E19).
@@ -70,7 +71,7 @@ impl ProbeKind {
 }
 
 /// How the server is started: the knobs a profile maps to flags.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ServerSettings {
     /// Handler threads per worker (`--blocking-threads` on granian).
@@ -120,7 +121,7 @@ impl ServerSettings {
 }
 
 /// One mode of a row, as written.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModeFile {
     pub role: Role,
@@ -133,7 +134,7 @@ pub struct ModeFile {
 }
 
 /// The `pair-ratio:` block.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PairRatioFile {
     /// KiB of fixed work per request.
@@ -150,7 +151,7 @@ pub struct PairRatioFile {
 }
 
 /// The `keepalive-isolation:` block.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KeepaliveFile {
     /// How long the slow view on connection A sleeps (S).
@@ -172,7 +173,7 @@ pub struct KeepaliveFile {
 }
 
 /// The `worker-census:` block.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CensusFile {
     /// The route that reports whether this worker's runtime runs.
@@ -189,7 +190,7 @@ pub struct CensusFile {
 }
 
 /// What a mode is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Role {
     /// The claim: this mode must meet its expectation.
@@ -606,4 +607,10 @@ fn validate_census(block: &CensusFile, row_server: &ServerSettings, err: &ErrAt<
         connections_at_most: block.connections_at_most,
         pair_ratio,
     })
+}
+
+/// The JSON Schema of a row file (`specs/row.schema.json`), for editors.
+pub fn row_schema() -> String {
+    let schema = schemars::schema_for!(RowFile);
+    serde_json::to_string_pretty(&schema).unwrap_or_default() + "\n"
 }
