@@ -166,17 +166,16 @@ impl<'a> Servers<'a> {
     }
 }
 
-/// Why a gate ended before its probe ran.
-enum Early {
-    Judged(Judgement, Option<String>),
-}
+/// A gate that ended before its probe ran: the judgement, and the log tail
+/// worth showing.
+type Early = (Judgement, Option<String>);
 
 fn start_failure(e: StartError, log: Option<&std::path::Path>) -> Early {
     match e {
-        StartError::NotApplicable(na) => Early::Judged(Judgement::bare(Verdict::NotApplicable, na.to_string()), None),
+        StartError::NotApplicable(na) => (Judgement::bare(Verdict::NotApplicable, na.to_string()), None),
         e => {
             let tail = log.map(|l| crate::logtail::tail(l, server::LOG_TAIL_LINES));
-            Early::Judged(Judgement::bare(Verdict::CannotJudge, format!("server would not start: {e}")), tail)
+            (Judgement::bare(Verdict::CannotJudge, format!("server would not start: {e}")), tail)
         }
     }
 }
@@ -198,7 +197,7 @@ pub async fn run_gate(ctx: &GateContext<'_>, row: &Row, profile: &Profile, emit:
     let lock = MachineLock::acquire(&ctx.project.state_dir().join("measure.lock"), ctx.limits.machine_wait).await;
     let outcome = match &lock {
         Ok(Some(_)) => run_probe(ctx, row, &mut servers, emit).await,
-        Ok(None) => Err(Early::Judged(
+        Ok(None) => Err((
             Judgement::bare(
                 Verdict::CannotJudge,
                 format!(
@@ -208,13 +207,13 @@ pub async fn run_gate(ctx: &GateContext<'_>, row: &Row, profile: &Profile, emit:
             ),
             None,
         )),
-        Err(e) => Err(Early::Judged(Judgement::bare(Verdict::CannotJudge, format!("cannot lock .gates/measure.lock: {e}")), None)),
+        Err(e) => Err((Judgement::bare(Verdict::CannotJudge, format!("cannot lock .gates/measure.lock: {e}")), None)),
     };
     let (tail, exited) = servers.stop_all();
     drop(lock);
     let (mut judgement, run, tail) = match outcome {
         Ok((j, run)) => (j, Some(run), tail),
-        Err(Early::Judged(j, early_tail)) => (j, None, early_tail.or(tail)),
+        Err((j, early_tail)) => (j, None, early_tail.or(tail)),
     };
     if let (Some(status), Verdict::CannotJudge | Verdict::Fail) = (exited, judgement.verdict) {
         judgement.reason = format!("{} (a server exited during the gate: {status})", judgement.reason);
@@ -277,7 +276,7 @@ async fn pair_ratio_gate(
     // The control process starts while the servers boot: both are waits.
     let control = CapacityControl::start(&ctx.python.python, &ctx.project.app_dir());
     let targets = mode_targets(servers, [&plan.under_test.server, &plan.control.server], emit).await?;
-    let mut control = control.map_err(|e| Early::Judged(Judgement::bare(Verdict::CannotJudge, e.to_string()), None))?;
+    let mut control = control.map_err(|e| (Judgement::bare(Verdict::CannotJudge, e.to_string()), None))?;
     let run = pair_ratio::run(
         targets,
         plan,
