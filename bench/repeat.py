@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Repeat `runner gate` and report the figures the E19 issue asks for.
 
-Usage: bench/e19.py [--runs N] [--row E19] [--server granian] [--expect pass]
+Usage: bench/repeat.py [--runs N] [--row E19] [--server granian] [--expect pass]
 
 Builds the runner once (release profile is not needed: the runner is idle
 while it measures), then runs the gate N times back to back, timing each
