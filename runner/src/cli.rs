@@ -21,6 +21,11 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "PATH")]
     pub python: Option<PathBuf>,
 
+    /// The loopback address servers are told to bind (`{host}` in profiles):
+    /// 127.0.0.1 by default; only 127.0.0.0/8 or ::1 are accepted.
+    #[arg(long, global = true, value_name = "IP")]
+    pub host: Option<String>,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -55,6 +60,9 @@ pub enum Command {
         #[arg(value_name = "NAME|PATH")]
         profiles: Vec<String>,
     },
+    /// Release sign-off: every row on one server with more trials, written
+    /// as a bundle (report.json, report.md, junit.xml, server logs, env.json).
+    Signoff(SignoffArgs),
 }
 
 #[derive(Debug, Args)]
@@ -113,6 +121,19 @@ pub struct GateArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// Also write the JSON report (the `--json` document) to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub json_file: Option<PathBuf>,
+
+    /// Also write JUnit XML to PATH: a testcase per row and server.
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
+
+    /// Also write the summary table as Markdown to PATH (and append it to
+    /// $GITHUB_STEP_SUMMARY when that is set).
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+
     /// Run exactly N trials (the row's `trials.min` and `trials.max`).
     #[arg(long, value_name = "N")]
     pub trials: Option<u32>,
@@ -147,6 +168,35 @@ pub struct MatrixArgs {
     pub json: Option<PathBuf>,
 
     /// Run exactly N trials per gate (the row's `trials.min` and `trials.max`).
+    #[arg(long, value_name = "N")]
+    pub trials: Option<u32>,
+
+    /// Bound on any one request, and on each capacity-control sample.
+    #[arg(long, default_value_t = 30_000, value_name = "MS")]
+    pub request_timeout_ms: u64,
+
+    /// How long each gate waits for another gate on this machine.
+    #[arg(long, default_value_t = 900_000, value_name = "MS")]
+    pub machine_wait_ms: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct SignoffArgs {
+    /// Server profile: a name from specs/servers/ or a path to a profile file.
+    #[arg(long, value_name = "NAME|PATH")]
+    pub server: String,
+
+    /// The bundle's folder (created; must not exist or be empty).
+    /// Default: .gates/signoff/SERVER-TIMESTAMP.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Rows: ids, paths, or `all` (the default).
+    #[arg(value_name = "ROW")]
+    pub rows: Vec<String>,
+
+    /// Run exactly N trials per gate; by default each row runs its
+    /// `trials.max` as the minimum (more than a CI gate does).
     #[arg(long, value_name = "N")]
     pub trials: Option<u32>,
 

@@ -123,7 +123,7 @@ impl Connection {
             if e.is_closed() || e.is_incomplete_message() {
                 HttpError::Closed
             } else {
-                HttpError::Transport(e.to_string())
+                HttpError::Transport(with_causes(&e))
             }
         })?;
         let status = response.status().as_u16();
@@ -131,7 +131,7 @@ impl Connection {
         let body = Limited::new(response.into_body(), MAX_BODY_BYTES)
             .collect()
             .await
-            .map_err(|e| HttpError::Transport(format!("reading the body: {e}")))?
+            .map_err(|e| HttpError::Transport(format!("reading the body: {}", with_causes(&*e))))?
             .to_bytes();
         Ok(Reply {
             status,
@@ -160,6 +160,23 @@ fn served_by(headers: &hyper::HeaderMap) -> ServedBy {
         thread_id: get("x-thread-id").and_then(|v| v.parse().ok()),
         peer_port: get("x-peer-port").and_then(|v| v.parse().ok()),
     }
+}
+
+/// An error and its sources (`error reading a body from connection:
+/// Connection reset by peer`): hyper's own message alone does not say what
+/// the peer did.
+fn with_causes(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
 }
 
 /// One request on a fresh connection that is closed afterwards (health checks).

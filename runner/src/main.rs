@@ -28,6 +28,12 @@ fn main() -> ExitCode {
 }
 
 async fn dispatch(cli: Cli) -> commands::Finish {
+    if let Some(host) = &cli.host {
+        if let Err(e) = runner::loopback::parse_host(host).and_then(runner::loopback::set_bind_host)
+        {
+            return commands::unusable(&e);
+        }
+    }
     let project = match Project::locate(cli.project_dir.as_deref()) {
         Ok(p) => p,
         Err(e) => return commands::unusable(&e),
@@ -45,5 +51,6 @@ async fn dispatch(cli: Cli) -> commands::Finish {
         Command::Stress(args) => commands::stress::run(&project, python, args).await,
         Command::Matrix(args) => commands::matrix::run(&project, python, args).await,
         Command::Servers { profiles } => commands::servers::run(&project, python, profiles),
+        Command::Signoff(args) => commands::signoff::run(&project, python, args).await,
     }
 }

@@ -60,12 +60,17 @@ impl Noise {
     }
 }
 
-/// The busy loop. argv: busy_ms idle_ms lifetime_s. Spins on the monotonic
-/// clock for busy_ms, sleeps idle_ms, until lifetime_s have passed.
+/// How long a load may take to start spinning.
+const LOAD_START: Duration = Duration::from_secs(10);
+
+/// The busy loop. argv: busy_ms idle_ms lifetime_s. Says `busy` on stdout
+/// once it is about to spin, then spins on the monotonic clock for busy_ms,
+/// sleeps idle_ms, until lifetime_s have passed.
 const LOOP: &str = "\
 import sys, time
 on, off, life = float(sys.argv[1]) / 1e3, float(sys.argv[2]) / 1e3, float(sys.argv[3])
 end = time.monotonic() + life
+print('busy', flush=True)
 while time.monotonic() < end:
     busy = time.monotonic() + on
     while time.monotonic() < busy:
@@ -94,11 +99,30 @@ impl Load {
             .arg(off_ms.to_string())
             .arg(lifetime.as_secs().max(1).to_string())
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::null());
         // A busy loop holds nothing worth a graceful stop.
-        let guard = GroupGuard::spawn(&mut command, Duration::from_millis(200))?;
-        Ok(Some(Self { guard, noise }))
+        let mut guard = GroupGuard::spawn(&mut command, Duration::from_millis(200))?;
+        // Return only once the loop is spinning, so the load covers the
+        // whole measurement rather than starting during it (the
+        // interpreter takes tens of ms to start, longer on a loaded machine).
+        let stdout = guard.child_mut().stdout.take();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            if let Some(out) = stdout {
+                let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(out), &mut line);
+            }
+            let _ = tx.send(line);
+        });
+        match rx.recv_timeout(LOAD_START) {
+            Ok(line) if line.trim() == "busy" => Ok(Some(Self { guard, noise })),
+            Ok(_) => Err(std::io::Error::other("the load exited before it started")),
+            Err(_) => Err(std::io::Error::other(format!(
+                "the load did not start within {} s",
+                LOAD_START.as_secs()
+            ))),
+        }
     }
 
     pub fn pgid(&self) -> i32 {

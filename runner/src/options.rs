@@ -1,6 +1,7 @@
 //! Validated options: what the CLI asked for, checked once, with messages
 //! that name the flag to change.
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::cli::GateArgs;
@@ -11,6 +12,10 @@ pub struct GateOptions {
     pub rows: Vec<String>,
     pub server: String,
     pub json: bool,
+    /// Report files: `--json-file`, `--junit`, `--markdown`.
+    pub json_file: Option<PathBuf>,
+    pub junit: Option<PathBuf>,
+    pub markdown: Option<PathBuf>,
     pub trials: Option<u32>,
     pub request_timeout: Duration,
     pub machine_wait: Duration,
@@ -29,13 +34,35 @@ impl GateOptions {
                 args.request_timeout_ms
             ));
         }
+        for (flag, path) in [
+            ("--json-file", &args.json_file),
+            ("--junit", &args.junit),
+            ("--markdown", &args.markdown),
+        ] {
+            report_path(flag, path.as_deref())?;
+        }
         Ok(Self {
             rows: args.rows.clone(),
             server: args.server.clone(),
             json: args.json,
+            json_file: args.json_file.clone(),
+            junit: args.junit.clone(),
+            markdown: args.markdown.clone(),
             trials: args.trials,
             request_timeout: Duration::from_millis(args.request_timeout_ms),
             machine_wait: Duration::from_millis(args.machine_wait_ms),
         })
+    }
+}
+
+/// A report file must be a file path (its folder is created when missing).
+pub fn report_path(flag: &str, path: Option<&Path>) -> Result<(), String> {
+    match path {
+        Some(p) if p.as_os_str().is_empty() => Err(format!("{flag}: give a file path")),
+        Some(p) if p.is_dir() => Err(format!(
+            "{flag} {}: is a folder; give a file path inside it",
+            p.display()
+        )),
+        _ => Ok(()),
     }
 }

@@ -1,20 +1,25 @@
 //! One fresh server under test: started from its profile on a free loopback
-//! port, polled until ready within a bound, logging to a file whose tail goes
-//! into every failure, and stopped (whole process group) when dropped.
+//! port, polled until ready within a bound, checked to listen on loopback
+//! only, logging through a capped pipe to a file whose tail goes into every
+//! failure, and stopped (whole process group) when dropped.
 
-use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+use std::net::{IpAddr, SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::http;
+use crate::logdrain::{LogDrain, LOG_CAP_BYTES};
 use crate::logtail;
+use crate::loopback;
 use crate::process::{GroupGuard, StopOutcome};
 use crate::spec::profile::{Launch, NotApplicable, Profile};
 use crate::spec::row::ServerSettings;
 
 /// Lines of server log shown with a failure.
 pub const LOG_TAIL_LINES: usize = 20;
+/// How long a stop waits for the server's last output to reach its log.
+const LOG_FLUSH: Duration = Duration::from_secs(1);
 /// How often readiness is polled.
 const READY_POLL: Duration = Duration::from_millis(25);
 /// One readiness request's bound.
@@ -31,7 +36,7 @@ pub enum StartError {
         profile: String,
         source: std::io::Error,
     },
-    #[error("no free port on 127.0.0.1: {0}")]
+    #[error("no free port on the loopback address: {0}")]
     Port(std::io::Error),
     #[error("the server exited before it was ready ({status}); log {log}:\n{tail}")]
     Exited {
@@ -49,6 +54,12 @@ pub enum StartError {
         log: String,
         tail: String,
     },
+    #[error("the server listens on {addrs}, beyond loopback; servers under test must listen on loopback only (bind `{{host}}` in `argv` of {profile}, which the runner sets to {host}); it was stopped")]
+    NotLoopback {
+        addrs: String,
+        host: String,
+        profile: String,
+    },
     #[error("cannot write the server log {log}: {source}")]
     Log { log: String, source: std::io::Error },
 }
@@ -56,6 +67,7 @@ pub enum StartError {
 /// A running, ready server.
 pub struct Server {
     guard: GroupGuard,
+    drain: LogDrain,
     pub addr: SocketAddr,
     pub log: PathBuf,
     pub argv: Vec<String>,
@@ -68,8 +80,18 @@ impl Server {
         self.guard.pgid()
     }
 
+    /// The end of the server's output: from the log file, or, once the
+    /// output passed the log's cap, from the drain with a note saying so.
     pub fn log_tail(&self) -> String {
-        logtail::tail(&self.log, LOG_TAIL_LINES)
+        self.drain
+            .overflow_tail(LOG_TAIL_LINES)
+            .unwrap_or_else(|| logtail::tail(&self.log, LOG_TAIL_LINES))
+    }
+
+    /// Bytes the server wrote beyond the log's cap (0 for a quiet server):
+    /// a server flooding its output is busy with that, not the claim.
+    pub fn log_dropped(&self) -> u64 {
+        self.drain.dropped()
     }
 
     /// Whether the server's leader is still running.
@@ -77,9 +99,18 @@ impl Server {
         self.guard.try_exit_status().map(|s| s.to_string())
     }
 
-    /// Stops the server's whole process group now.
+    /// Stops the server's whole process group now, then lets the log copy
+    /// finish (bounded: a process that escaped the group may hold the pipe).
     pub fn stop(&mut self) -> StopOutcome {
-        self.guard.stop()
+        let outcome = self.guard.stop();
+        self.drain.wait(LOG_FLUSH);
+        outcome
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 
@@ -95,10 +126,12 @@ pub struct StartRequest<'a> {
 
 /// Starts a server and waits until it answers its readiness path.
 pub async fn start(req: StartRequest<'_>) -> Result<Server, StartError> {
-    let port = free_port().map_err(StartError::Port)?;
+    let host = loopback::bind_host();
+    let host_text = host.to_string();
+    let port = free_port(host).map_err(StartError::Port)?;
     let launch = Launch {
         python: req.python,
-        host: "127.0.0.1",
+        host: &host_text,
         port,
         app: req.app,
         app_dir: req.app_dir,
@@ -110,14 +143,12 @@ pub async fn start(req: StartRequest<'_>) -> Result<Server, StartError> {
             source,
         })?;
     }
-    let log_file = std::fs::File::create(req.log).map_err(|source| StartError::Log {
-        log: req.log.display().to_string(),
-        source,
-    })?;
-    let log_err = log_file.try_clone().map_err(|source| StartError::Log {
-        log: req.log.display().to_string(),
-        source,
-    })?;
+    // Output goes through a pipe we drain, so a flood cannot fill the disk.
+    let (drain, output) =
+        LogDrain::start(req.log, LOG_CAP_BYTES).map_err(|source| StartError::Log {
+            log: req.log.display().to_string(),
+            source,
+        })?;
     let mut command = Command::new(&argv[0]);
     command
         .args(&argv[1..])
@@ -125,8 +156,8 @@ pub async fn start(req: StartRequest<'_>) -> Result<Server, StartError> {
         .envs(&req.profile.env)
         .envs(&req.settings.env)
         .stdin(Stdio::null())
-        .stdout(log_file)
-        .stderr(log_err);
+        .stdout(output.stdout)
+        .stderr(output.stderr);
     let started = Instant::now();
     let guard = GroupGuard::spawn(
         &mut command,
@@ -137,9 +168,13 @@ pub async fn start(req: StartRequest<'_>) -> Result<Server, StartError> {
         profile: req.profile.file.display().to_string(),
         source,
     })?;
+    // Our copies of the pipe's writing end go with the command, so the
+    // drain sees end-of-file once the server's group is gone.
+    drop(command);
     let mut server = Server {
         guard,
-        addr: SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
+        drain,
+        addr: SocketAddr::new(host, port),
         log: req.log.to_path_buf(),
         argv,
         ready_after: Duration::ZERO,
@@ -160,6 +195,15 @@ pub async fn start(req: StartRequest<'_>) -> Result<Server, StartError> {
             match http::get_once(server.addr, &req.profile.ready.path, left).await {
                 Ok(reply) if reply.status == 200 => {
                     server.ready_after = started.elapsed();
+                    let stray = loopback::stray_listeners(server.pgid());
+                    if !stray.is_empty() {
+                        let addrs: Vec<String> = stray.iter().map(|a| a.to_string()).collect();
+                        return Err(StartError::NotLoopback {
+                            addrs: addrs.join(", "),
+                            host: host_text,
+                            profile: req.profile.file.display().to_string(),
+                        });
+                    }
                     return Ok(server);
                 }
                 Ok(reply) => last = format!("HTTP {}", reply.status),
@@ -180,9 +224,7 @@ pub async fn start(req: StartRequest<'_>) -> Result<Server, StartError> {
     }
 }
 
-/// A port that was free on 127.0.0.1 a moment ago.
-fn free_port() -> std::io::Result<u16> {
-    Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
-        .local_addr()?
-        .port())
+/// A port that was free on `host` a moment ago.
+fn free_port(host: IpAddr) -> std::io::Result<u16> {
+    Ok(TcpListener::bind((host, 0))?.local_addr()?.port())
 }

@@ -93,6 +93,11 @@ fn row_language_errors_name_file_line_and_key() {
         ("wrong type", e19.replace("threads: 2", "threads: two"), "invalid type"),
         ("threads zero", e19.replace("threads: 2", "threads: 0"), "`server.threads`: is 0"),
         ("trials max under min", e19.replace("max: 15", "max: 2"), "`trials.max`"),
+        (
+            "one measurement twice",
+            e19.replace("path: /work?mode=release", "path: /work?mode=hold"),
+            "are the same measurement",
+        ),
     ];
     for (what, text, expected) in cases {
         let (code, stderr) = check_row(text);

@@ -64,7 +64,7 @@ fn deadline_work_cannot_judge_instead_of_passing() {
         "E19-busy.yaml",
         &[
             ("path: /work?mode=release", "path: /busy?ms=25"),
-            ("path: /work?mode=hold", "path: /busy?ms=25"),
+            ("path: /work?mode=hold", "path: /busy?ms=26"),
         ],
     );
     let run = gate_json(&[row.to_str().unwrap()]);

@@ -3,10 +3,12 @@
 
 use std::cell::RefCell;
 use std::path::Path;
+use std::time::{Instant, SystemTime};
 
 use runner::cli::GateArgs;
 use runner::event::Event;
 use runner::exit::Outcome;
+use runner::export::{github, ExportInput, ExportManager, Format};
 use runner::gate::GateContext;
 use runner::options::GateOptions;
 use runner::probe::pair_ratio::Limits;
@@ -20,6 +22,7 @@ use runner::{pyenv, signals, spec};
 use super::{unusable, Finish};
 
 pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> Finish {
+    let (started, clock) = (SystemTime::now(), Instant::now());
     let opts = match GateOptions::from_args(args) {
         Ok(o) => o,
         Err(e) => return unusable(&e),
@@ -87,11 +90,45 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
         );
     }
     if opts.json {
-        println!("{}", json::render(&progress.results, note));
+        println!("{}", json::render(&progress.results, note.clone()));
     } else {
         terminal.borrow_mut().summary(&progress.results);
     }
-    let verdicts = progress.results.iter().map(|r| r.verdict()).collect();
+    let verdicts: Vec<_> = progress.results.iter().map(|r| r.verdict()).collect();
+    if github::in_actions() {
+        // With --json, stdout carries only the JSON document; GitHub reads
+        // workflow commands from stderr too.
+        for line in github::annotations(&project.root, &progress.results) {
+            if opts.json {
+                eprintln!("{line}");
+            } else {
+                println!("{line}");
+            }
+        }
+    }
+    let mut exports = ExportManager::new();
+    exports.add(Format::Json, opts.json_file.as_deref());
+    exports.add(Format::Junit, opts.junit.as_deref());
+    exports.add(Format::Markdown, opts.markdown.as_deref());
+    exports.with_step_summary(github::step_summary());
+    let input = ExportInput {
+        results: &progress.results,
+        interrupted: note.as_ref(),
+        root: &project.root,
+        started,
+        wall: clock.elapsed(),
+    };
+    if let Err(e) = exports.write_all(&input) {
+        // A failed gate still says so (exit 1); otherwise the missing
+        // report makes the run unusable (exit 2), never a pass.
+        let failed = verdicts.contains(&runner::verdict::Verdict::Fail);
+        let finish = unusable(&e.to_string());
+        return if failed {
+            Finish::verdicts(verdicts)
+        } else {
+            finish
+        };
+    }
     match interrupted {
         Some(signal) => Finish {
             outcome: Outcome::Interrupted { signal },

@@ -7,6 +7,7 @@ pub mod list;
 pub mod matrix;
 pub mod prepare;
 pub mod servers;
+pub mod signoff;
 pub mod stress;
 
 use runner::exit::Outcome;

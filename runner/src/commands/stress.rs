@@ -33,6 +33,9 @@ use runner::{pyenv, signals, spec};
 
 use super::{unusable, Finish};
 
+/// The pause between runs: ten times the machine lock's retry interval.
+const TURN_GAP: Duration = Duration::from_millis(200);
+
 /// A load never outlives this, even orphaned; one gate takes well under it.
 const LOAD_LIFETIME: Duration = Duration::from_secs(900);
 
@@ -94,6 +97,9 @@ struct RunLine {
     wrong: bool,
     reason: String,
     figures: BTreeMap<String, f64>,
+    /// The gate's raw trial times and samples, for working out why a run
+    /// went the way it did.
+    run: Value,
 }
 
 /// The whole stress run, as `--json` prints it.
@@ -108,6 +114,8 @@ struct Summary {
     wrong: usize,
     figures: BTreeMap<String, Spread>,
     interrupted: Option<String>,
+    /// Process groups of the loads started (all stopped by now).
+    load_pgids: Vec<i32>,
     results: Vec<RunLine>,
 }
 
@@ -166,6 +174,7 @@ fn summarise(
     opts: &StressOptions,
     results: &[GateResult],
     interrupted: Option<String>,
+    load_pgids: Vec<i32>,
 ) -> Summary {
     let mut verdicts = BTreeMap::new();
     let mut series: BTreeMap<String, Vec<f64>> = BTreeMap::new();
@@ -182,6 +191,7 @@ fn summarise(
             wrong: is_wrong(opts.expect, verdict),
             reason: r.judgement.reason.clone(),
             figures,
+            run: serde_json::to_value(&r.run).unwrap_or(Value::Null),
         });
     }
     Summary {
@@ -197,6 +207,7 @@ fn summarise(
             .filter_map(|(k, xs)| Spread::of(xs).map(|s| (k.clone(), s)))
             .collect(),
         interrupted,
+        load_pgids,
         results: lines,
     }
 }
@@ -270,6 +281,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &StressArgs) ->
     let terminal = RefCell::new(Terminal::new(std::io::stderr()));
     let load: RefCell<Option<Load>> = RefCell::new(None);
     let load_error: RefCell<Option<String>> = RefCell::new(None);
+    let load_pgids: RefCell<Vec<i32>> = RefCell::new(Vec::new());
     let runs = opts.runs;
     let work = async {
         let env = pyenv::prepare(project, python, &mut |p| {
@@ -289,9 +301,13 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &StressArgs) ->
             // The load runs while the gate holds the machine lock and its
             // server is up: it disturbs this gate's measurement only, never
             // another gate waiting its turn.
-            Event::ServerReady { .. } => {
+            // A row whose modes need two servers reports two; one load.
+            Event::ServerReady { .. } if load.borrow().is_none() => {
                 match Load::start(opts.noise, &env.python, LOAD_LIFETIME) {
-                    Ok(l) => *load.borrow_mut() = l,
+                    Ok(l) => {
+                        load_pgids.borrow_mut().extend(l.as_ref().map(Load::pgid));
+                        *load.borrow_mut() = l;
+                    }
                     Err(err) => {
                         *load_error.borrow_mut() = Some(format!(
                             "cannot start the --noise {} load with {}: {err}",
@@ -325,7 +341,16 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &StressArgs) ->
             }
             _ => {}
         };
-        run_jobs(&ctx, &jobs, &progress, &mut emit).await;
+        for (i, job) in jobs.iter().enumerate() {
+            if i > 0 {
+                // Gates take turns on the machine lock by polling it; a
+                // pause between runs lets a gate that is waiting (another
+                // terminal, a test) have its turn instead of waiting out
+                // the whole stress run.
+                tokio::time::sleep(TURN_GAP).await;
+            }
+            run_jobs(&ctx, std::slice::from_ref(job), &progress, &mut emit).await;
+        }
         Ok::<(), String>(())
     };
     let interrupted = match signals::until_signal(work).await {
@@ -346,6 +371,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &StressArgs) ->
         &opts,
         &progress.results,
         interrupted.map(|s| signals::name(s).to_string()),
+        load_pgids.take(),
     );
     if args.json {
         match serde_json::to_string_pretty(&summary) {

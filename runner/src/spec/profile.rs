@@ -324,6 +324,16 @@ pub fn load_profile(file: &Path) -> Result<Profile, SpecError> {
             "is empty; it must start with the program to run".into(),
         ));
     }
+    // No shell: one would re-read every substituted value as shell syntax.
+    if let Some(shell) = shell_in(&raw.argv) {
+        return Err(err(
+            &["argv"],
+            format!(
+                "runs the shell {shell:?}; start the server's own program from the argv list \
+                 (a shell would re-parse every value substituted into it)"
+            ),
+        ));
+    }
     let has_program = raw.program.is_some();
     let check = |key: &[&str], args: &[String]| -> Result<(), SpecError> {
         for arg in args {
@@ -506,6 +516,29 @@ fn find_executable(name: &str, base: &Path) -> Result<PathBuf, String> {
         .map(|d| d.join(name))
         .find(|p| executable(p))
         .ok_or_else(|| "is not on PATH; give its full path".to_string())
+}
+
+/// The shell an argv would run, if it starts with one (directly or through
+/// `env`).
+fn shell_in(argv: &[String]) -> Option<&str> {
+    const SHELLS: &[&str] = &[
+        "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "csh", "tcsh", "ash", "busybox",
+    ];
+    let base = |a: &str| {
+        Path::new(a)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")
+            .to_string()
+    };
+    let mut args = argv.iter();
+    let mut program = args.next()?;
+    if base(program) == "env" {
+        program = args.find(|a| !a.starts_with('-') && !a.contains('='))?;
+    }
+    SHELLS
+        .contains(&base(program).as_str())
+        .then_some(program.as_str())
 }
 
 fn placeholders_in(arg: &str) -> Vec<String> {

@@ -502,6 +502,14 @@ fn validate_modes(
         *slot = Some(Mode { name: name.clone(), path, server, bound });
     }
     match (under_test, control) {
+        (Some(u), Some(c)) if u.path == c.path && u.server == c.server => Err(err(
+            &at_modes,
+            format!(
+                "{} and {} are the same measurement (same route, same server); only noise could separate them. \
+                 Give them different routes or different `server:` knobs",
+                u.name, c.name
+            ),
+        )),
         (Some(u), Some(c)) => Ok((u, c)),
         _ => Err(err(&at_modes, "needs one mode with role under-test and one with role control".into())),
     }

@@ -62,7 +62,7 @@ pub fn judge_census(plan: &CensusPlan, run: &CensusRun) -> Judgement {
         replies: replies.len(),
         dead_runtimes: dead.clone(),
         pair_ratio: pair.as_ref().and_then(|j| match &j.figures {
-            Some(Figures::PairRatio(f)) => Some(f.clone()),
+            Some(Figures::PairRatio(f)) => Some((**f).clone()),
             _ => None,
         }),
         workers: workers.clone(),

@@ -102,7 +102,7 @@ pub fn judge_keepalive(plan: &KeepalivePlan, run: &KeepaliveRun, last: bool) -> 
         verdict,
         reason,
         confidence: format!("{n} trials; {}", figures.checks.iter().map(|c| format!("{} {:.3} ({})", c.name, c.value, c.bound)).collect::<Vec<_>>().join(", ")),
-        figures: Some(Figures::Keepalive(figures)),
+        figures: Some(Figures::Keepalive(Box::new(figures))),
         warnings: Vec::new(),
         headline: headline.clone(),
     };

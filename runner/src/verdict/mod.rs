@@ -93,8 +93,8 @@ impl Judgement {
 #[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
 pub enum Figures {
-    PairRatio(PairRatioFigures),
-    Keepalive(KeepaliveFigures),
+    PairRatio(Box<PairRatioFigures>),
+    Keepalive(Box<KeepaliveFigures>),
     Census(Box<CensusFigures>),
 }
 

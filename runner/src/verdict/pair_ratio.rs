@@ -132,7 +132,7 @@ pub fn judge_pair_ratio(plan: &PairRatioPlan, run: &PairRatioRun, last: bool) ->
         verdict: a.verdict,
         reason: a.reason,
         confidence: a.confidence,
-        figures: a.figures.map(Figures::PairRatio),
+        figures: a.figures.map(|f| Figures::PairRatio(Box::new(f))),
         warnings: a.warnings,
         headline,
     }
@@ -232,6 +232,20 @@ fn assess(plan: &PairRatioPlan, run: &PairRatioRun) -> Assessed {
             warnings,
         );
     }
+    // Rule 5: only verified work can carry a verdict. A route without a
+    // digest (a deadline spin, a sleep, a stub) could separate by noise
+    // alone, as two identical /busy modes did once under load.
+    if let Some(m) = [&run.under_test, &run.control].into_iter().find(|m| !m.digest_checked) {
+        return cannot(
+            format!(
+                "mode {} ({}) does work the runner cannot verify, so no verdict rests on it; \
+                 {} read {:.2}x and {} {:.2}x. Use a /work route",
+                m.name, m.path, u.name, u.ratio, c.name, c.ratio
+            ),
+            Some(figures),
+            warnings,
+        );
+    }
     let confidence = format!(
         "{n} trials; {} of {n} alone agree for {}, {} of {n} for {}; margins {:+.2}x, {:+.2}x, gap {:+.2} (ambiguous under {:.2}); capacity {capacity:.2}x",
         u.agreeing_trials,
@@ -267,4 +281,114 @@ fn assess(plan: &PairRatioPlan, run: &PairRatioRun) -> Assessed {
         )
     };
     Assessed { verdict, reason, confidence, figures: Some(figures), warnings }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::control::ControlSample;
+    use crate::probe::pair_ratio::ModeRun;
+    use crate::spec::row::{Mode, ServerSettings};
+
+    fn plan(under_path: &str, control_path: &str) -> PairRatioPlan {
+        let mode = |name: &str, path: &str, bound| Mode { name: name.into(), path: path.into(), server: ServerSettings::default(), bound };
+        PairRatioPlan {
+            work_kib: 64,
+            warmup: 0,
+            under_test: mode("releasing", under_path, Bound::AtMost(1.35)),
+            control: mode("holding", control_path, Bound::AtLeast(1.7)),
+            gap_at_least: 0.5,
+            capacity_at_most: 1.3,
+            margin: 0.1,
+        }
+    }
+
+    fn mode_run(name: &str, path: &str, single: f64, ratio: f64, trials: usize) -> ModeRun {
+        ModeRun {
+            name: name.into(),
+            path: path.into(),
+            digest_checked: path.starts_with("/work"),
+            single_ms: vec![single; trials],
+            pair_ms: vec![single * ratio; trials],
+            pair_threads: 2,
+            pair_pids: 1,
+            connection_ports: [1, 2],
+        }
+    }
+
+    /// A run whose figures read `under` and `control` with capacity `capacity`.
+    fn run(p: &PairRatioPlan, under: f64, control: f64, capacity: f64, trials: usize) -> PairRatioRun {
+        PairRatioRun {
+            under_test: mode_run("releasing", &p.under_test.path, 20.0, under, trials),
+            control: mode_run("holding", &p.control.path, 20.0, control, trials),
+            capacity: vec![ControlSample { single_ms: 20.0, pair_ms: 20.0 * capacity }; trials],
+            connection_ports: [1, 2],
+            trials_done: trials as u32,
+            broken: None,
+        }
+    }
+
+    fn verdict(p: &PairRatioPlan, r: &PairRatioRun) -> (Verdict, String) {
+        let j = judge_pair_ratio(p, r, true);
+        (j.verdict, j.reason)
+    }
+
+    #[test]
+    fn clear_gap_passes_and_no_gap_fails() {
+        let p = plan("/work?mode=release", "/work?mode=hold");
+        assert_eq!(verdict(&p, &run(&p, 1.02, 2.01, 1.03, 5)).0, Verdict::Pass);
+        let (v, reason) = verdict(&p, &run(&p, 1.98, 2.01, 1.03, 5));
+        assert_eq!(v, Verdict::Fail);
+        assert!(reason.contains("releasing read 1.98x"), "{reason}");
+    }
+
+    #[test]
+    fn no_free_core_cannot_judge_even_when_the_figures_fail() {
+        let p = plan("/work?mode=release", "/work?mode=hold");
+        let (v, reason) = verdict(&p, &run(&p, 2.0, 2.0, 2.0, 15));
+        assert_eq!(v, Verdict::CannotJudge);
+        assert!(reason.starts_with("no free core"), "{reason}");
+    }
+
+    #[test]
+    fn a_control_that_does_not_separate_cannot_judge_even_when_the_claim_holds() {
+        let p = plan("/work?mode=release", "/work?mode=hold");
+        let (v, reason) = verdict(&p, &run(&p, 1.0, 1.0, 1.0, 15));
+        assert_eq!(v, Verdict::CannotJudge);
+        assert!(reason.contains("control did not separate"), "{reason}");
+    }
+
+    #[test]
+    fn unverified_work_never_passes() {
+        // Figures that would pass, on routes without a digest.
+        let p = plan("/busy?ms=25", "/busy?ms=26");
+        let (v, reason) = verdict(&p, &run(&p, 1.02, 2.01, 1.03, 5));
+        assert_eq!(v, Verdict::CannotJudge);
+        assert!(reason.contains("cannot verify"), "{reason}");
+    }
+
+    #[test]
+    fn a_figure_near_its_bound_is_ambiguous_at_the_end_of_the_budget() {
+        let p = plan("/work?mode=release", "/work?mode=hold");
+        // 1.30 is within 0.10 of 1.35: not settled; at the last trial it is
+        // "cannot judge", never a pass.
+        let r = run(&p, 1.30, 2.0, 1.03, 15);
+        assert!(!settled(&p, &r));
+        let (v, reason) = verdict(&p, &r);
+        assert_eq!(v, Verdict::CannotJudge);
+        assert!(reason.starts_with("ambiguous after 15 trials"), "{reason}");
+        // Twin: the same figures before the budget ends are a provisional pass.
+        assert_eq!(judge_pair_ratio(&p, &r, false).verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn ratio_of_minima_drives_the_verdict_not_one_noisy_trial() {
+        let p = plan("/work?mode=release", "/work?mode=hold");
+        let mut r = run(&p, 1.02, 2.01, 1.03, 5);
+        // One pair of the releasing mode caught a burst of load.
+        r.under_test.pair_ms[2] = 60.0;
+        let j = judge_pair_ratio(&p, &r, true);
+        assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
+        assert!(j.confidence.contains("4 of 5 alone agree for releasing"), "{}", j.confidence);
+    }
 }

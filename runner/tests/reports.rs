@@ -1,0 +1,268 @@
+//! Report files from real runs: `--json-file` against
+//! runner/schema/report.schema.json (the `jsonschema` crate), `--junit`
+//! against runner/schema/junit.xsd (tests/schemas/xsd.rs, a focused validator),
+//! `--markdown` and the step summary, and GitHub annotations. Each schema
+//! check has its twin: the same document, broken, is rejected.
+
+mod common;
+mod schemas;
+
+use std::path::Path;
+
+use common::{edited_row, runner};
+use schemas::{json_errors, json_schema, junit_schema};
+use serde_json::Value;
+
+/// A way to break a valid report.
+type Breaking = fn(&mut Value);
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The exit code the runner's table gives these results' verdicts.
+fn code_for(report: &Value) -> i32 {
+    let verdicts: Vec<&str> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["verdict"].as_str().unwrap())
+        .collect();
+    if verdicts.contains(&"fail") {
+        1
+    } else if verdicts.contains(&"cannot-judge") {
+        2
+    } else {
+        0
+    }
+}
+
+/// The `<testcase>` elements of a JUnit document.
+fn testcases(doc: &roxmltree::Document<'_>) -> Vec<(String, String, String)> {
+    doc.descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .map(|n| {
+            (
+                n.attribute("name").unwrap().to_string(),
+                n.attribute("file").unwrap().to_string(),
+                n.attribute("line").unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_real_run_writes_reports_that_validate_against_their_schemas() {
+    let dir = tempfile::tempdir().unwrap();
+    let reports = dir.path().join("reports");
+    let step = dir.path().join("step-summary.md");
+    std::fs::write(&step, "earlier step\n").unwrap();
+    let out = runner()
+        .args(["gate", "all", "--trials", "2", "--json"])
+        .arg("--json-file")
+        .arg(reports.join("report.json"))
+        .arg("--junit")
+        .arg(reports.join("junit.xml"))
+        .arg("--markdown")
+        .arg(reports.join("summary.md"))
+        .env("GITHUB_STEP_SUMMARY", &step)
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let report = read_json(&reports.join("report.json"));
+    // --json on stdout still works, and is the same document.
+    let printed: Value = serde_json::from_str(&stdout).expect("stdout is the JSON report");
+    assert_eq!(printed, report);
+    assert_eq!(out.status.code(), Some(code_for(&report)), "{stderr}");
+    assert!(!stdout.contains("::error") && !stderr.contains("::error"));
+
+    // JSON: every probe kind present, valid against the schema...
+    let validator = json_schema();
+    let results = report["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3);
+    let probes: Vec<&str> = results
+        .iter()
+        .map(|r| r["row"]["probe"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        probes,
+        ["keepalive-isolation", "worker-census", "pair-ratio"]
+    );
+    let errors = json_errors(&validator, &report);
+    assert!(errors.is_empty(), "{errors:#?}");
+    // ...and its twins, broken, are not.
+    let broken: [(&str, Breaking); 6] = [
+        ("unknown verdict", |r| {
+            r["results"][0]["verdict"] = "maybe".into()
+        }),
+        ("no reason", |r| {
+            r["results"][0].as_object_mut().unwrap().remove("reason");
+        }),
+        ("a stray key", |r| r["extra"] = 1.into()),
+        ("line 0", |r| r["results"][2]["row"]["line"] = 0.into()),
+        ("pair-ratio figures without the mode under test", |r| {
+            let figures = r["results"][2]["figures"].as_object_mut().unwrap();
+            figures.remove("under_test");
+        }),
+        ("a bound on both sides", |r| {
+            r["results"][2]["figures"]["control"]["bound"]["at_most"] = 9.into();
+        }),
+    ];
+    for (what, breaking) in broken {
+        let mut bad = report.clone();
+        breaking(&mut bad);
+        assert!(
+            !json_errors(&validator, &bad).is_empty(),
+            "the schema accepted {what}"
+        );
+    }
+
+    // JUnit: valid, one testcase per row on granian pointing at its row...
+    let xml = std::fs::read_to_string(reports.join("junit.xml")).unwrap();
+    let junit = junit_schema();
+    junit.validate(&xml).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let cases = testcases(&doc);
+    let expected: Vec<(String, String, String)> = results
+        .iter()
+        .map(|r| {
+            let id = r["row"]["id"].as_str().unwrap();
+            (
+                format!("{id}::granian"),
+                format!("specs/{id}.yaml"),
+                r["row"]["line"].to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(cases, expected);
+    let root_el = doc.root_element();
+    let count = |tag: &str| doc.descendants().filter(|n| n.has_tag_name(tag)).count();
+    assert_eq!(root_el.attribute("tests"), Some("3"));
+    assert_eq!(
+        root_el.attribute("failures").unwrap(),
+        count("failure").to_string()
+    );
+    assert_eq!(
+        root_el.attribute("errors").unwrap(),
+        count("error").to_string()
+    );
+    // ...and its twins, broken, are not.
+    for (what, bad) in [
+        ("a testcase without a name", xml.replacen("<testcase name=", "<testcase nom=", 1)),
+        ("an unknown element", xml.replacen("<system-out>", "<weird/><system-out>", 1)),
+        ("a time that is not a number", xml.replacen(" time=\"", " time=\"soon", 1)),
+        ("two outcomes in one testcase", xml.replacen(
+            "<system-out>",
+            "<failure message=\"a\" type=\"fail\"/><error message=\"b\" type=\"x\"/><system-out>",
+            1,
+        )),
+        ("markup left unescaped", xml.replacen("&lt;", "<", 1)),
+    ] {
+        assert!(junit.validate(&bad).is_err(), "the XSD check accepted {what}");
+    }
+
+    // Markdown: the table, a line per gate; appended to the step summary.
+    let md = std::fs::read_to_string(reports.join("summary.md")).unwrap();
+    assert!(
+        md.contains("| row | server | verdict | figures | reason |"),
+        "{md}"
+    );
+    for id in ["C5", "E15", "E19"] {
+        assert!(md.contains(&format!("| {id} | granian | ")), "{md}");
+    }
+    let summary = std::fs::read_to_string(&step).unwrap();
+    assert!(summary.starts_with("earlier step\n"), "{summary}");
+    assert!(summary.contains(&md), "{summary}");
+}
+
+#[test]
+fn a_failing_row_is_a_failed_testcase_carrying_its_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let row = edited_row(
+        dir.path(),
+        "E19-one-thread.yaml",
+        &[("threads: 2", "threads: 1")],
+    );
+    let out = runner()
+        .arg("gate")
+        .arg(&row)
+        .args(["--trials", "2", "--server", "granian"])
+        .arg("--junit")
+        .arg(dir.path().join("junit.xml"))
+        .arg("--json-file")
+        .arg(dir.path().join("report.json"))
+        .env("GITHUB_ACTIONS", "true")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let report = read_json(&dir.path().join("report.json"));
+    let result = &report["results"][0];
+    assert_eq!(result["verdict"], "fail", "{}", result["reason"]);
+    assert_eq!(out.status.code(), Some(1));
+    let ratio = result["figures"]["under_test"]["ratio"].as_f64().unwrap();
+    assert!(
+        ratio >= 1.7,
+        "one thread serialises the releasing view: {ratio}"
+    );
+    let figure = format!("{ratio:.2}x");
+
+    let xml = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
+    junit_schema().validate(&xml).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let case = doc
+        .descendants()
+        .find(|n| n.has_tag_name("testcase"))
+        .unwrap();
+    assert_eq!(case.attribute("name"), Some("E19::granian"));
+    let failure = case
+        .children()
+        .find(|n| n.has_tag_name("failure"))
+        .expect("a <failure> in the testcase");
+    let message = failure.attribute("message").unwrap();
+    assert!(message.starts_with("fail: releasing read "), "{message}");
+    assert!(message.contains(&figure), "{figure} not in {message}");
+    assert!(failure.text().unwrap().contains("confidence: "));
+    let system_out = case
+        .children()
+        .find(|n| n.has_tag_name("system-out"))
+        .and_then(|n| n.text())
+        .unwrap();
+    assert!(system_out.contains("server log tail"), "{system_out}");
+    assert!(
+        system_out.contains("<= 1.35x"),
+        "the table, unescaped by the parser"
+    );
+
+    // The annotation points at the row file and the line of its `id:`.
+    let annotation = format!(
+        "::error file={},line={},title=E19%3A%3Agranian::fail: releasing read {figure}",
+        row.display(),
+        result["row"]["line"]
+    );
+    assert!(
+        stdout.contains(&annotation),
+        "no {annotation:?} in\n{stdout}"
+    );
+}
+
+#[test]
+fn report_paths_that_are_folders_are_refused_before_any_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    for flag in ["--junit", "--json-file", "--markdown"] {
+        let out = runner()
+            .args(["gate", "E19", flag])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(flag) && stderr.contains("is a folder"),
+            "{stderr}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+}
