@@ -101,6 +101,8 @@ mod tests {
                 log: PathBuf::from("/p/.gates/logs/E19.granian.log"),
                 ready_ms: None,
                 survivors: false,
+                stopped: None,
+                log_dropped_bytes: 0,
             },
             other_servers: Vec::new(),
             judgement,

@@ -156,7 +156,12 @@ pub struct MatrixArgs {
 
     /// Servers, comma-separated: names from specs/servers/ or paths to
     /// profile files; every profile in specs/servers/ by default.
-    #[arg(long, alias = "server", value_delimiter = ',', value_name = "NAME|PATH,...")]
+    #[arg(
+        long,
+        alias = "server",
+        value_delimiter = ',',
+        value_name = "NAME|PATH,..."
+    )]
     pub servers: Vec<String>,
 
     /// Also write the matrix as Markdown to PATH.

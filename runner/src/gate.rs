@@ -14,10 +14,13 @@ use crate::machine_lock::MachineLock;
 use crate::probe::census::{self, CensusRun};
 use crate::probe::keepalive::{self, KeepaliveRun};
 use crate::probe::pair_ratio::{self, Limits, PairRatioRun, Target};
+use crate::process::StopOutcome;
 use crate::project::Project;
 use crate::pyenv::PythonEnv;
 use crate::server::{self, Server, StartError, StartRequest};
-use crate::spec::row::{CensusPlan, KeepalivePlan, PairRatioPlan, Plan, Row, ServerSettings, Trials};
+use crate::spec::row::{
+    CensusPlan, KeepalivePlan, PairRatioPlan, Plan, Row, ServerSettings, Trials,
+};
 use crate::spec::Profile;
 use crate::verdict::{self, judge_census, judge_keepalive, judge_pair_ratio, Judgement, Verdict};
 
@@ -54,6 +57,27 @@ pub struct ServerRun {
     pub ready_ms: Option<f64>,
     /// Whether any process of the server's group outlived the stop.
     pub survivors: bool,
+    /// How the stop went: `terminated` (SIGTERM), `killed` (it ignored
+    /// SIGTERM for the grace period), `already-exited`; None if never stopped.
+    pub stopped: Option<StopOutcome>,
+    /// Output past the log cap that was dropped (a flood).
+    pub log_dropped_bytes: u64,
+}
+
+impl ServerRun {
+    fn new(profile: &Profile, settings: &ServerSettings, log: PathBuf) -> Self {
+        Self {
+            profile: profile.name.clone(),
+            settings: settings.describe(),
+            argv: Vec::new(),
+            pgid: None,
+            log,
+            ready_ms: None,
+            survivors: false,
+            stopped: None,
+            log_dropped_bytes: 0,
+        }
+    }
 }
 
 /// What the probe measured, by kind.
@@ -104,26 +128,33 @@ struct Servers<'a> {
 
 impl<'a> Servers<'a> {
     fn log_path(&self, index: usize) -> PathBuf {
-        let suffix = if index == 0 { String::new() } else { format!(".{}", index + 1) };
-        self.ctx.project.logs_dir().join(format!("{}.{}{suffix}.log", self.row.id, self.profile.name))
+        let suffix = if index == 0 {
+            String::new()
+        } else {
+            format!(".{}", index + 1)
+        };
+        self.ctx
+            .project
+            .logs_dir()
+            .join(format!("{}.{}{suffix}.log", self.row.id, self.profile.name))
     }
 
     /// The address of a ready server with `settings`, starting one if needed.
-    async fn get(&mut self, settings: &ServerSettings, emit: &mut dyn FnMut(Event<'_>)) -> Result<Target, StartError> {
+    async fn get(
+        &mut self,
+        settings: &ServerSettings,
+        emit: &mut dyn FnMut(Event<'_>),
+    ) -> Result<Target, StartError> {
         if let Some((s, server)) = self.running.iter().find(|(s, _)| s == settings) {
-            return Ok(Target { addr: server.addr, workers: s.workers.unwrap_or(1) });
+            return Ok(Target {
+                addr: server.addr,
+                workers: s.workers.unwrap_or(1),
+            });
         }
         let log = self.log_path(self.runs.len());
         let app_dir = self.ctx.project.app_dir();
-        self.runs.push(ServerRun {
-            profile: self.profile.name.clone(),
-            settings: settings.describe(),
-            argv: Vec::new(),
-            pgid: None,
-            log: log.clone(),
-            ready_ms: None,
-            survivors: false,
-        });
+        self.runs
+            .push(ServerRun::new(self.profile, settings, log.clone()));
         let request = StartRequest {
             profile: self.profile,
             settings,
@@ -132,13 +163,28 @@ impl<'a> Servers<'a> {
             app_dir: &app_dir,
             log: &log,
         };
-        let server = server::start(request).await?;
+        let starting = server::spawn(request)?;
         let run = self.runs.last_mut().expect("pushed above");
-        run.argv = server.argv.clone();
-        run.pgid = Some(server.pgid());
+        run.argv = starting.argv().to_vec();
+        run.pgid = Some(starting.pgid());
+        let server = match starting.ready().await {
+            Ok(server) => server,
+            Err(e) => {
+                // The failed server was dropped, which stopped its group.
+                run.survivors = run.pgid.is_some_and(crate::process::group_alive);
+                return Err(e);
+            }
+        };
         run.ready_ms = Some(server.ready_after.as_secs_f64() * 1000.0);
-        emit(Event::ServerReady { row: &self.row.id, after: server.ready_after, pgid: server.pgid() });
-        let target = Target { addr: server.addr, workers: settings.workers.unwrap_or(1) };
+        emit(Event::ServerReady {
+            row: &self.row.id,
+            after: server.ready_after,
+            pgid: server.pgid(),
+        });
+        let target = Target {
+            addr: server.addr,
+            workers: settings.workers.unwrap_or(1),
+        };
         self.running.push((settings.clone(), server));
         Ok(target)
     }
@@ -156,9 +202,11 @@ impl<'a> Servers<'a> {
             if tail.is_none() || i == 0 {
                 tail = tail.or_else(|| Some(server.log_tail()));
             }
-            server.stop();
+            let outcome = server.stop();
             if let Some(run) = self.runs.get_mut(i) {
+                run.stopped = Some(outcome);
                 run.survivors = crate::process::group_alive(server.pgid());
+                run.log_dropped_bytes = server.log_dropped();
             }
         }
         self.running.clear();
@@ -172,16 +220,27 @@ type Early = (Judgement, Option<String>);
 
 fn start_failure(e: StartError, log: Option<&std::path::Path>) -> Early {
     match e {
-        StartError::NotApplicable(na) => (Judgement::bare(Verdict::NotApplicable, na.to_string()), None),
+        StartError::NotApplicable(na) => (
+            Judgement::bare(Verdict::NotApplicable, na.to_string()),
+            None,
+        ),
         e => {
             let tail = log.map(|l| crate::logtail::tail(l, server::LOG_TAIL_LINES));
-            (Judgement::bare(Verdict::CannotJudge, format!("server would not start: {e}")), tail)
+            (
+                Judgement::bare(Verdict::CannotJudge, format!("server would not start: {e}")),
+                tail,
+            )
         }
     }
 }
 
 /// Runs `row` against fresh servers from `profile`.
-pub async fn run_gate(ctx: &GateContext<'_>, row: &Row, profile: &Profile, emit: &mut dyn FnMut(Event<'_>)) -> GateResult {
+pub async fn run_gate(
+    ctx: &GateContext<'_>,
+    row: &Row,
+    profile: &Profile,
+    emit: &mut dyn FnMut(Event<'_>),
+) -> GateResult {
     let started = Instant::now();
     let row_ref = RowRef {
         id: row.id.clone(),
@@ -191,10 +250,20 @@ pub async fn run_gate(ctx: &GateContext<'_>, row: &Row, profile: &Profile, emit:
         file: row.file.clone(),
         line: row.line,
     };
-    let mut servers = Servers { ctx, row, profile, running: Vec::new(), runs: Vec::new() };
+    let mut servers = Servers {
+        ctx,
+        row,
+        profile,
+        running: Vec::new(),
+        runs: Vec::new(),
+    };
     // The lock is held until every server of this gate is stopped: a server
     // shutting down still burns CPU, which the next gate would measure.
-    let lock = MachineLock::acquire(&ctx.project.state_dir().join("measure.lock"), ctx.limits.machine_wait).await;
+    let lock = MachineLock::acquire(
+        &ctx.project.state_dir().join("measure.lock"),
+        ctx.limits.machine_wait,
+    )
+    .await;
     let outcome = match &lock {
         Ok(Some(_)) => run_probe(ctx, row, &mut servers, emit).await,
         Ok(None) => Err((
@@ -216,30 +285,55 @@ pub async fn run_gate(ctx: &GateContext<'_>, row: &Row, profile: &Profile, emit:
         Err((j, early_tail)) => (j, None, early_tail.or(tail)),
     };
     if let (Some(status), Verdict::CannotJudge | Verdict::Fail) = (exited, judgement.verdict) {
-        judgement.reason = format!("{} (a server exited during the gate: {status})", judgement.reason);
+        judgement.reason = format!(
+            "{} (a server exited during the gate: {status})",
+            judgement.reason
+        );
+    }
+    if let Some(flood) = servers.runs.iter().find(|r| r.log_dropped_bytes > 0) {
+        // A server this busy writing output is measuring its logging.
+        judgement.verdict = Verdict::CannotJudge;
+        judgement.reason = format!(
+            "the server wrote {} bytes of output past its {} MiB log cap during the gate ({}); a server this busy \
+             writing output is measuring its logging, not the claim. Quiet its logging (`argv` or `env` in the profile); \
+             the figures would have read: {}",
+            flood.log_dropped_bytes,
+            crate::logdrain::LOG_CAP_BYTES / (1024 * 1024),
+            flood.log.display(),
+            judgement.reason
+        );
     }
     let mut runs = servers.runs.into_iter();
-    let first = runs.next().unwrap_or_else(|| ServerRun {
-        profile: profile.name.clone(),
-        settings: row.server.describe(),
-        argv: Vec::new(),
-        pgid: None,
-        log: ctx.project.logs_dir().join(format!("{}.{}.log", row.id, profile.name)),
-        ready_ms: None,
-        survivors: false,
+    let first = runs.next().unwrap_or_else(|| {
+        ServerRun::new(
+            profile,
+            &row.server,
+            ctx.project
+                .logs_dir()
+                .join(format!("{}.{}.log", row.id, profile.name)),
+        )
     });
     GateResult {
         row: row_ref,
         server: first,
         other_servers: runs.collect(),
-        log_tail: if judgement.verdict == Verdict::Pass { None } else { tail },
+        log_tail: if judgement.verdict == Verdict::Pass {
+            None
+        } else {
+            tail
+        },
         judgement,
         run,
         elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
     }
 }
 
-async fn run_probe(ctx: &GateContext<'_>, row: &Row, servers: &mut Servers<'_>, emit: &mut dyn FnMut(Event<'_>)) -> Result<(Judgement, ProbeRun), Early> {
+async fn run_probe(
+    ctx: &GateContext<'_>,
+    row: &Row,
+    servers: &mut Servers<'_>,
+    emit: &mut dyn FnMut(Event<'_>),
+) -> Result<(Judgement, ProbeRun), Early> {
     match &row.plan {
         Plan::PairRatio(plan) => {
             let (j, run) = pair_ratio_gate(ctx, row, plan, row.trials, 2, servers, emit).await?;
@@ -259,7 +353,12 @@ async fn mode_targets(
     let mut out = Vec::new();
     for s in settings {
         let log = servers.log_path(servers.runs.len());
-        out.push(servers.get(s, emit).await.map_err(|e| start_failure(e, Some(&log)))?);
+        out.push(
+            servers
+                .get(s, emit)
+                .await
+                .map_err(|e| start_failure(e, Some(&log)))?,
+        );
     }
     Ok([out[0], out[1]])
 }
@@ -275,8 +374,14 @@ async fn pair_ratio_gate(
 ) -> Result<(Judgement, PairRatioRun), Early> {
     // The control process starts while the servers boot: both are waits.
     let control = CapacityControl::start(&ctx.python.python, &ctx.project.app_dir());
-    let targets = mode_targets(servers, [&plan.under_test.server, &plan.control.server], emit).await?;
-    let mut control = control.map_err(|e| (Judgement::bare(Verdict::CannotJudge, e.to_string()), None))?;
+    let targets = mode_targets(
+        servers,
+        [&plan.under_test.server, &plan.control.server],
+        emit,
+    )
+    .await?;
+    let mut control =
+        control.map_err(|e| (Judgement::bare(Verdict::CannotJudge, e.to_string()), None))?;
     let run = pair_ratio::run(
         targets,
         plan,
@@ -284,11 +389,16 @@ async fn pair_ratio_gate(
         connections_cap,
         &mut control,
         ctx.limits,
-        &|run| verdict::settled(plan, run),
-        &mut |p| emit(Event::Trial { row: &row.id, progress: p }),
+        &|run| verdict::settled(plan, trials, run),
+        &mut |p| {
+            emit(Event::Trial {
+                row: &row.id,
+                progress: p,
+            })
+        },
     )
     .await;
-    Ok((judge_pair_ratio(plan, &run, true), run))
+    Ok((judge_pair_ratio(plan, trials, &run, true), run))
 }
 
 async fn keepalive_gate(
@@ -298,7 +408,12 @@ async fn keepalive_gate(
     servers: &mut Servers<'_>,
     emit: &mut dyn FnMut(Event<'_>),
 ) -> Result<(Judgement, ProbeRun), Early> {
-    let targets = mode_targets(servers, [&plan.under_test.server, &plan.control.server], emit).await?;
+    let targets = mode_targets(
+        servers,
+        [&plan.under_test.server, &plan.control.server],
+        emit,
+    )
+    .await?;
     let addrs: [SocketAddr; 2] = [targets[0].addr, targets[1].addr];
     let run = keepalive::run(
         addrs,
@@ -306,7 +421,12 @@ async fn keepalive_gate(
         row.trials,
         ctx.limits,
         &|run| verdict::keepalive::settled(plan, run),
-        &mut |p| emit(Event::Trial { row: &row.id, progress: p }),
+        &mut |p| {
+            emit(Event::Trial {
+                row: &row.id,
+                progress: p,
+            })
+        },
     )
     .await;
     Ok((judge_keepalive(plan, &run, true), ProbeRun::Keepalive(run)))
@@ -320,14 +440,37 @@ async fn census_gate(
     emit: &mut dyn FnMut(Event<'_>),
 ) -> Result<(Judgement, ProbeRun), Early> {
     let log = servers.log_path(0);
-    let target = servers.get(&row.server, emit).await.map_err(|e| start_failure(e, Some(&log)))?;
+    let target = servers
+        .get(&row.server, emit)
+        .await
+        .map_err(|e| start_failure(e, Some(&log)))?;
     let fork_control = census::fork_control(&ctx.python.python, &ctx.project.app_dir());
     let before = census::census(target.addr, &plan.runtime_path, plan.requests, ctx.limits).await;
     let pair_ratio = match &plan.pair_ratio {
-        Some(p) => Some(pair_ratio_gate(ctx, row, p, row.trials, plan.connections_at_most, servers, emit).await?.1),
+        Some(p) => Some(
+            pair_ratio_gate(
+                ctx,
+                row,
+                p,
+                row.trials,
+                plan.connections_at_most,
+                servers,
+                emit,
+            )
+            .await?
+            .1,
+        ),
         None => None,
     };
     let after = census::census(target.addr, &plan.runtime_path, plan.requests, ctx.limits).await;
-    let run = CensusRun { fork_control, before, after, pair_ratio };
-    Ok((judge_census(plan, &run), ProbeRun::Census(Box::new(run))))
+    let run = CensusRun {
+        fork_control,
+        before,
+        after,
+        pair_ratio,
+    };
+    Ok((
+        judge_census(plan, row.trials, &run),
+        ProbeRun::Census(Box::new(run)),
+    ))
 }

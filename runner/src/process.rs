@@ -26,8 +26,9 @@ pub struct GroupGuard {
     stopped: bool,
 }
 
-/// How a stop went: which signal ended the group, and how long it took.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How a stop went: which signal ended the group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum StopOutcome {
     /// The group was already gone before any signal.
     AlreadyExited,

@@ -124,8 +124,91 @@ pub struct StartRequest<'a> {
     pub log: &'a Path,
 }
 
+/// A server spawned but not yet ready: its process group and argv are known,
+/// so a caller can record them even if it never becomes ready.
+pub struct Starting {
+    server: Server,
+    started: Instant,
+    ready_path: String,
+    ready_timeout_ms: u64,
+    profile_file: String,
+    host_text: String,
+}
+
+impl Starting {
+    pub fn pgid(&self) -> i32 {
+        self.server.pgid()
+    }
+
+    pub fn argv(&self) -> &[String] {
+        &self.server.argv
+    }
+
+    /// Waits (bounded by the profile's `ready.timeout_ms`) until the server
+    /// answers 200 on its readiness path and listens on loopback only. On
+    /// error the server is dropped, which stops its whole process group.
+    pub async fn ready(self) -> Result<Server, StartError> {
+        let Starting {
+            mut server,
+            started,
+            ready_path,
+            ready_timeout_ms,
+            profile_file,
+            host_text,
+        } = self;
+        let timeout = Duration::from_millis(ready_timeout_ms);
+        let mut last = String::from("no attempt");
+        loop {
+            if let Some(status) = server.exited() {
+                return Err(StartError::Exited {
+                    status,
+                    log: server.log.display().to_string(),
+                    tail: server.log_tail(),
+                });
+            }
+            // A readiness request never outlives the readiness bound.
+            let left = timeout.saturating_sub(started.elapsed()).min(READY_REQUEST);
+            if !left.is_zero() {
+                match http::get_once(server.addr, &ready_path, left).await {
+                    Ok(reply) if reply.status == 200 => {
+                        server.ready_after = started.elapsed();
+                        let stray = loopback::stray_listeners(server.pgid());
+                        if !stray.is_empty() {
+                            let addrs: Vec<String> = stray.iter().map(|a| a.to_string()).collect();
+                            return Err(StartError::NotLoopback {
+                                addrs: addrs.join(", "),
+                                host: host_text,
+                                profile: profile_file,
+                            });
+                        }
+                        return Ok(server);
+                    }
+                    Ok(reply) => last = format!("HTTP {}", reply.status),
+                    Err(e) => last = e.to_string(),
+                }
+            }
+            if started.elapsed() >= timeout {
+                return Err(StartError::NotReady {
+                    timeout_ms: ready_timeout_ms,
+                    path: ready_path,
+                    last,
+                    profile: profile_file,
+                    log: server.log.display().to_string(),
+                    tail: server.log_tail(),
+                });
+            }
+            tokio::time::sleep(READY_POLL).await;
+        }
+    }
+}
+
 /// Starts a server and waits until it answers its readiness path.
 pub async fn start(req: StartRequest<'_>) -> Result<Server, StartError> {
+    spawn(req)?.ready().await
+}
+
+/// Spawns a server from its profile on a free loopback port.
+pub fn spawn(req: StartRequest<'_>) -> Result<Starting, StartError> {
     let host = loopback::bind_host();
     let host_text = host.to_string();
     let port = free_port(host).map_err(StartError::Port)?;
@@ -171,7 +254,7 @@ pub async fn start(req: StartRequest<'_>) -> Result<Server, StartError> {
     // Our copies of the pipe's writing end go with the command, so the
     // drain sees end-of-file once the server's group is gone.
     drop(command);
-    let mut server = Server {
+    let server = Server {
         guard,
         drain,
         addr: SocketAddr::new(host, port),
@@ -179,49 +262,14 @@ pub async fn start(req: StartRequest<'_>) -> Result<Server, StartError> {
         argv,
         ready_after: Duration::ZERO,
     };
-    let timeout = Duration::from_millis(req.profile.ready.timeout_ms);
-    let mut last = String::from("no attempt");
-    loop {
-        if let Some(status) = server.exited() {
-            return Err(StartError::Exited {
-                status,
-                log: server.log.display().to_string(),
-                tail: server.log_tail(),
-            });
-        }
-        // A readiness request never outlives the readiness bound.
-        let left = timeout.saturating_sub(started.elapsed()).min(READY_REQUEST);
-        if !left.is_zero() {
-            match http::get_once(server.addr, &req.profile.ready.path, left).await {
-                Ok(reply) if reply.status == 200 => {
-                    server.ready_after = started.elapsed();
-                    let stray = loopback::stray_listeners(server.pgid());
-                    if !stray.is_empty() {
-                        let addrs: Vec<String> = stray.iter().map(|a| a.to_string()).collect();
-                        return Err(StartError::NotLoopback {
-                            addrs: addrs.join(", "),
-                            host: host_text,
-                            profile: req.profile.file.display().to_string(),
-                        });
-                    }
-                    return Ok(server);
-                }
-                Ok(reply) => last = format!("HTTP {}", reply.status),
-                Err(e) => last = e.to_string(),
-            }
-        }
-        if started.elapsed() >= timeout {
-            return Err(StartError::NotReady {
-                timeout_ms: req.profile.ready.timeout_ms,
-                path: req.profile.ready.path.clone(),
-                last,
-                profile: req.profile.file.display().to_string(),
-                log: server.log.display().to_string(),
-                tail: server.log_tail(),
-            });
-        }
-        tokio::time::sleep(READY_POLL).await;
-    }
+    Ok(Starting {
+        server,
+        started,
+        ready_path: req.profile.ready.path.clone(),
+        ready_timeout_ms: req.profile.ready.timeout_ms,
+        profile_file: req.profile.file.display().to_string(),
+        host_text,
+    })
 }
 
 /// A port that was free on `host` a moment ago.

@@ -19,15 +19,26 @@ fn c5_passes_with_two_threads() {
 }
 
 #[test]
-fn c5_fails_when_the_mode_under_test_has_one_thread() {
+fn c5_fails_when_the_server_runs_one_thread_whatever_it_is_told() {
+    // A profile whose threads knob always says 1: the mode under test asks
+    // for two threads and gets one, so a slow view pins B.
     let dir = tempfile::tempdir().unwrap();
-    let row = edited(
-        "C5",
-        dir.path(),
-        "C5-one-thread.yaml",
-        &[("      role: under-test\n      server:\n        threads: 2", "      role: under-test\n      server:\n        threads: 1")],
+    let granian =
+        std::fs::read_to_string(common::root().join("specs/servers/granian.yaml")).unwrap();
+    let profile = dir.path().join("granian-one-thread.yaml");
+    let one = granian
+        .replace("name: granian", "name: granian-one-thread")
+        .replace(
+            r#"threads: ["--blocking-threads", "{threads}"]"#,
+            r#"threads: ["--blocking-threads", "1"]"#,
+        );
+    assert_ne!(
+        one,
+        granian.replace("name: granian", "name: granian-one-thread"),
+        "granian.yaml changed its threads knob"
     );
-    let run = gate_json(&[row.to_str().unwrap()]);
+    std::fs::write(&profile, one).unwrap();
+    let run = gate_json(&["C5", "--server", profile.to_str().unwrap()]);
     assert_eq!(run.verdict(), "fail", "{}", run.reason());
     assert_eq!(run.code, 1);
     assert!(run.reason().contains("B over S"), "{}", run.reason());
@@ -43,11 +54,20 @@ fn c5_cannot_judge_when_the_control_does_not_pin() {
         "C5",
         dir.path(),
         "C5-blind-control.yaml",
-        &[("      role: control\n      server:\n        threads: 1", "      role: control\n      server:\n        threads: 2")],
+        // Three threads cannot pin B either (and differ from the mode under
+        // test, so the row is not one measurement twice).
+        &[(
+            "      role: control\n      server:\n        threads: 1",
+            "      role: control\n      server:\n        threads: 3",
+        )],
     );
     let run = gate_json(&[row.to_str().unwrap()]);
     assert_eq!(run.verdict(), "cannot-judge", "{}", run.reason());
     assert_eq!(run.code, 2);
-    assert!(run.reason().contains("control did not separate"), "{}", run.reason());
+    assert!(
+        run.reason().contains("control did not separate"),
+        "{}",
+        run.reason()
+    );
     run.assert_no_survivors();
 }

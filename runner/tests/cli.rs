@@ -76,8 +76,14 @@ fn check_row(text: &str) -> (i32, String) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("row.yaml");
     std::fs::write(&path, text).unwrap();
-    let out = runner().args(["check", path.to_str().unwrap()]).output().unwrap();
-    (out.status.code().unwrap(), String::from_utf8_lossy(&out.stderr).into_owned())
+    let out = runner()
+        .args(["check", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 #[test]
@@ -85,14 +91,49 @@ fn row_language_errors_name_file_line_and_key() {
     let e19 = std::fs::read_to_string(common::root().join("specs/E19.yaml")).unwrap();
     let c5 = std::fs::read_to_string(common::root().join("specs/C5.yaml")).unwrap();
     let cases: &[(&str, String, &str)] = &[
-        ("unknown probe kind", e19.replace("probe: pair-ratio", "probe: pair-ration"), "unknown variant `pair-ration`"),
-        ("probe without its block", e19.replace("probe: pair-ratio", "probe: keepalive-isolation"), "is a pair-ratio block"),
-        ("mode without a path", e19.replace("      path: /work?mode=hold\n", ""), "`pair-ratio.modes.holding.role`: needs a `path`"),
-        ("two controls", e19.replace("role: under-test", "role: control"), "a second Control mode"),
-        ("path on a keepalive mode", c5.replace("      role: control\n", "      role: control\n      path: /x\n"), "takes no `path`"),
-        ("wrong type", e19.replace("threads: 2", "threads: two"), "invalid type"),
-        ("threads zero", e19.replace("threads: 2", "threads: 0"), "`server.threads`: is 0"),
-        ("trials max under min", e19.replace("max: 15", "max: 2"), "`trials.max`"),
+        (
+            "unknown probe kind",
+            e19.replace("probe: pair-ratio", "probe: pair-ration"),
+            "unknown variant `pair-ration`",
+        ),
+        (
+            "probe without its block",
+            e19.replace("probe: pair-ratio", "probe: keepalive-isolation"),
+            "is a pair-ratio block",
+        ),
+        (
+            "mode without a path",
+            e19.replace("      path: /work?mode=hold\n", ""),
+            "`pair-ratio.modes.holding.role`: needs a `path`",
+        ),
+        (
+            "two controls",
+            e19.replace("role: under-test", "role: control"),
+            "a second Control mode",
+        ),
+        (
+            "path on a keepalive mode",
+            c5.replace(
+                "      role: control\n",
+                "      role: control\n      path: /x\n",
+            ),
+            "takes no `path`",
+        ),
+        (
+            "wrong type",
+            e19.replace("threads: 2", "threads: two"),
+            "invalid type",
+        ),
+        (
+            "threads zero",
+            e19.replace("threads: 2", "threads: 0"),
+            "`server.threads`: is 0",
+        ),
+        (
+            "trials max under min",
+            e19.replace("max: 15", "max: 2"),
+            "`trials.max`",
+        ),
         (
             "one measurement twice",
             e19.replace("path: /work?mode=release", "path: /work?mode=hold"),
@@ -102,8 +143,14 @@ fn row_language_errors_name_file_line_and_key() {
     for (what, text, expected) in cases {
         let (code, stderr) = check_row(text);
         assert_eq!(code, 2, "{what}: {stderr}");
-        assert!(stderr.contains(expected), "{what}: expected {expected:?} in {stderr}");
-        assert!(stderr.contains("row.yaml:"), "{what}: no file:line in {stderr}");
+        assert!(
+            stderr.contains(expected),
+            "{what}: expected {expected:?} in {stderr}"
+        );
+        assert!(
+            stderr.contains("row.yaml:"),
+            "{what}: no file:line in {stderr}"
+        );
     }
     // Twin: the unedited rows pass the same check.
     assert_eq!(check_row(&e19).0, 0);
@@ -125,8 +172,12 @@ fn an_explicit_python_is_used_as_it_is() {
     // Twin of the above: the venv's own interpreter, given explicitly, works.
     runner().arg("prepare").assert().code(0);
     let python = common::root().join(".gates/venv/bin/python");
-    let pins = std::fs::read_to_string(common::root().join("specs/servers/requirements.txt")).unwrap();
-    let granian = pins.lines().find_map(|l| l.strip_prefix("granian==")).expect("granian is pinned");
+    let pins =
+        std::fs::read_to_string(common::root().join("specs/servers/requirements.txt")).unwrap();
+    let granian = pins
+        .lines()
+        .find_map(|l| l.strip_prefix("granian=="))
+        .expect("granian is pinned");
     runner()
         .args(["--python", python.to_str().unwrap(), "prepare"])
         .assert()

@@ -43,10 +43,19 @@ stop_grace_ms: 3000
 "#,
     )
     .unwrap();
-    let row = edited("E15", dir.path(), "E15-preload.yaml", &[("  preload: false", "  preload: true")]);
+    let row = edited(
+        "E15",
+        dir.path(),
+        "E15-preload.yaml",
+        &[("  preload: false", "  preload: true")],
+    );
     let run = gate_json(&[row.to_str().unwrap(), "--server", profile.to_str().unwrap()]);
     assert_eq!(run.verdict(), "fail", "{}", run.reason());
-    assert!(run.reason().contains("runtime does not run in worker"), "{}", run.reason());
+    assert!(
+        run.reason().contains("runtime does not run in worker"),
+        "{}",
+        run.reason()
+    );
     run.assert_no_survivors();
 }
 
@@ -54,7 +63,11 @@ stop_grace_ms: 3000
 fn e15_cannot_judge_with_a_blind_detector() {
     // A naive detector ("the runtime has beaten once") reads alive in a
     // forked child; the fork control must catch it rather than pass.
-    let out = runner().env("BAREAPP_RUNTIME_CHECK", "ever-beat").args(["gate", "E15", "--json"]).output().unwrap();
+    let out = runner()
+        .env("BAREAPP_RUNTIME_CHECK", "ever-beat")
+        .args(["gate", "E15", "--json"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let reason = report["results"][0]["reason"].as_str().unwrap();
@@ -65,7 +78,12 @@ fn e15_cannot_judge_with_a_blind_detector() {
 fn e15_with_preload_is_not_applicable_on_granian() {
     // granian has no way to import the app in its master.
     let dir = tempfile::tempdir().unwrap();
-    let row = edited("E15", dir.path(), "E15-preload.yaml", &[("  preload: false", "  preload: true")]);
+    let row = edited(
+        "E15",
+        dir.path(),
+        "E15-preload.yaml",
+        &[("  preload: false", "  preload: true")],
+    );
     let run = gate_json(&[row.to_str().unwrap()]);
     assert_eq!(run.verdict(), "not-applicable", "{}", run.reason());
     assert_eq!(run.code, 0);
@@ -77,9 +95,16 @@ fn e15_fails_when_the_server_runs_one_worker() {
     // A profile that drops the workers knob's value: granian then runs one
     // worker, and the census must notice.
     let dir = tempfile::tempdir().unwrap();
-    let granian = std::fs::read_to_string(common::root().join("specs/servers/granian.yaml")).unwrap();
+    let granian =
+        std::fs::read_to_string(common::root().join("specs/servers/granian.yaml")).unwrap();
     let profile = dir.path().join("granian-one-worker.yaml");
-    std::fs::write(&profile, granian.replace("name: granian", "name: granian-one-worker").replace(r#"workers: ["--workers", "{workers}"]"#, "workers: []")).unwrap();
+    std::fs::write(
+        &profile,
+        granian
+            .replace("name: granian", "name: granian-one-worker")
+            .replace(r#"workers: ["--workers", "{workers}"]"#, "workers: []"),
+    )
+    .unwrap();
     let run = gate_json(&["E15", "--server", profile.to_str().unwrap()]);
     assert_eq!(run.verdict(), "fail", "{}", run.reason());
     assert!(run.reason().contains("distinct worker"), "{}", run.reason());

@@ -110,7 +110,8 @@ stop_grace_ms: 500
 #[test]
 fn a_working_profile_starts_where_the_broken_one_did_not() {
     // Twin of the test above: the same kind of temporary profile, spelled
-    // right, starts and answers.
+    // right, starts and answers real work (the verdict itself is not the
+    // point: two trials on a busy machine may rightly read "no free core").
     let dir = tempfile::tempdir().unwrap();
     let granian =
         std::fs::read_to_string(common::root().join("specs/servers/granian.yaml")).unwrap();
@@ -123,7 +124,12 @@ fn a_working_profile_starts_where_the_broken_one_did_not() {
         "--trials",
         "2",
     ]);
-    assert_ne!(run.verdict(), "cannot-judge", "{}", run.result()["reason"]);
+    assert!(
+        !run.reason().contains("would not start"),
+        "{}",
+        run.reason()
+    );
     assert!(run.result()["server"]["ready_ms"].as_f64().unwrap() > 0.0);
+    assert_eq!(run.result()["run"]["trials_done"], 2, "{}", run.reason());
     run.assert_no_survivors();
 }

@@ -207,6 +207,8 @@ pub(crate) mod tests {
                 log: PathBuf::from("/work/main/.gates/logs/E19.granian.log"),
                 ready_ms: Some(120.0),
                 survivors: false,
+                stopped: Some(crate::process::StopOutcome::Terminated),
+                log_dropped_bytes: 0,
             },
             other_servers: Vec::new(),
             judgement,

@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::http;
-use crate::process::GroupGuard;
 use crate::probe::pair_ratio::Limits;
+use crate::process::GroupGuard;
 
 /// What `/runtime` says about one worker.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
@@ -58,7 +58,11 @@ impl Census {
 
     /// Workers whose runtime does not run, by pid.
     pub fn dead(&self) -> BTreeSet<u32> {
-        self.replies.iter().filter(|r| !r.alive).map(|r| r.pid).collect()
+        self.replies
+            .iter()
+            .filter(|r| !r.alive)
+            .map(|r| r.pid)
+            .collect()
     }
 }
 
@@ -68,16 +72,28 @@ const FORK_CONTROL_LIMIT: Duration = Duration::from_secs(30);
 /// Runs the fork control with `python` in `app_dir`.
 pub fn fork_control(python: &Path, app_dir: &Path) -> Result<ForkControl, String> {
     let mut command = Command::new(python);
-    command.arg("forkcheck.py").current_dir(app_dir).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut guard = GroupGuard::spawn(&mut command, Duration::from_millis(200))
-        .map_err(|e| format!("cannot run fixtures/bareapp/forkcheck.py with {}: {e}", python.display()))?;
+    command
+        .arg("forkcheck.py")
+        .current_dir(app_dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut guard = GroupGuard::spawn(&mut command, Duration::from_millis(200)).map_err(|e| {
+        format!(
+            "cannot run fixtures/bareapp/forkcheck.py with {}: {e}",
+            python.display()
+        )
+    })?;
     let started = Instant::now();
     let status = loop {
         if let Some(status) = guard.try_exit_status() {
             break status;
         }
         if started.elapsed() >= FORK_CONTROL_LIMIT {
-            return Err(format!("forkcheck.py did not finish within {} s", FORK_CONTROL_LIMIT.as_secs()));
+            return Err(format!(
+                "forkcheck.py did not finish within {} s",
+                FORK_CONTROL_LIMIT.as_secs()
+            ));
         }
         std::thread::sleep(Duration::from_millis(5));
     };
@@ -93,7 +109,12 @@ pub fn fork_control(python: &Path, app_dir: &Path) -> Result<ForkControl, String
     if !status.success() {
         return Err(format!("forkcheck.py failed ({status}): {}", stderr.trim()));
     }
-    serde_json::from_slice(&stdout).map_err(|e| format!("forkcheck.py printed something else ({e}): {}", String::from_utf8_lossy(&stdout)))
+    serde_json::from_slice(&stdout).map_err(|e| {
+        format!(
+            "forkcheck.py printed something else ({e}): {}",
+            String::from_utf8_lossy(&stdout)
+        )
+    })
 }
 
 /// `requests` census requests, each on a fresh connection.
@@ -103,9 +124,14 @@ pub async fn census(addr: SocketAddr, path: &str, requests: u32, limits: Limits)
         match http::get_once(addr, path, limits.request).await {
             Ok(r) if r.status == 200 => match serde_json::from_slice::<RuntimeStatus>(&r.body) {
                 Ok(s) => c.replies.push(s),
-                Err(e) => c.problems.push(format!("request {}: {path} answered something else ({e})", i + 1)),
+                Err(e) => c.problems.push(format!(
+                    "request {}: {path} answered something else ({e})",
+                    i + 1
+                )),
             },
-            Ok(r) => c.problems.push(format!("request {}: HTTP {} for {path}", i + 1, r.status)),
+            Ok(r) => c
+                .problems
+                .push(format!("request {}: HTTP {} for {path}", i + 1, r.status)),
             Err(e) => c.problems.push(format!("request {}: {e}", i + 1)),
         }
     }

@@ -68,7 +68,10 @@ struct Ctx<'a> {
 impl Ctx<'_> {
     fn fast_url(&mut self) -> (String, u64) {
         let seed = self.seeds.next().unwrap_or_default();
-        (format!("/work?mode=release&kib={}&seed={seed}", self.plan.fast_kib), seed)
+        (
+            format!("/work?mode=release&kib={}&seed={seed}", self.plan.fast_kib),
+            seed,
+        )
     }
 
     fn over_s(&self, d: Duration) -> f64 {
@@ -82,17 +85,27 @@ impl Ctx<'_> {
             return Err(format!("{who}: HTTP {}", reply.status));
         }
         if reply.text().trim() != self.digest.expected(seed) {
-            return Err(format!("{who}: the body is not the digest of its own request (seed {seed})"));
+            return Err(format!(
+                "{who}: the body is not the digest of its own request (seed {seed})"
+            ));
         }
         Ok(self.over_s(reply.elapsed))
     }
 }
 
 /// Opens A and B and completes one request on each (B's is timed).
-async fn open_lane(ctx: &mut Ctx<'_>, addr: SocketAddr, run: &mut KeepaliveModeRun) -> Result<Lane, String> {
+async fn open_lane(
+    ctx: &mut Ctx<'_>,
+    addr: SocketAddr,
+    run: &mut KeepaliveModeRun,
+) -> Result<Lane, String> {
     let limit = ctx.limits.request;
-    let mut a = Connection::open(addr, limit).await.map_err(|e| format!("{}: connection A: {e}", run.name))?;
-    let mut b = Connection::open(addr, limit).await.map_err(|e| format!("{}: connection B: {e}", run.name))?;
+    let mut a = Connection::open(addr, limit)
+        .await
+        .map_err(|e| format!("{}: connection A: {e}", run.name))?;
+    let mut b = Connection::open(addr, limit)
+        .await
+        .map_err(|e| format!("{}: connection B: {e}", run.name))?;
     let (url, seed) = ctx.fast_url();
     let r = a.get(&url, limit).await;
     if let Err(p) = ctx.check_fast("A warm-up", seed, r) {
@@ -137,11 +150,23 @@ async fn trial(ctx: &mut Ctx<'_>, lane: &mut Lane, run: &mut KeepaliveModeRun) {
         (rb, rc)
     };
     let (ra, (rb, rc)) = tokio::join!(a_fut, bc_fut);
-    let mut t = KeepaliveTrial { b_over_s: None, a_over_s: None, c_over_s: None };
+    let mut t = KeepaliveTrial {
+        b_over_s: None,
+        a_over_s: None,
+        c_over_s: None,
+    };
     match ra {
-        Ok(r) if r.status == 200 && r.text().trim() == format!("slept id={id}") => t.a_over_s = Some(ctx.over_s(r.elapsed)),
-        Ok(r) => run.problems.push(format!("A: the slow reply was HTTP {} {:?}, not the answer to request id={id}", r.status, r.text())),
-        Err(e) => run.problems.push(format!("A: the slow request failed: {e}")),
+        Ok(r) if r.status == 200 && r.text().trim() == format!("slept id={id}") => {
+            t.a_over_s = Some(ctx.over_s(r.elapsed))
+        }
+        Ok(r) => run.problems.push(format!(
+            "A: the slow reply was HTTP {} {:?}, not the answer to request id={id}",
+            r.status,
+            r.text()
+        )),
+        Err(e) => run
+            .problems
+            .push(format!("A: the slow request failed: {e}")),
     }
     match ctx.check_fast("B", b_seed, rb) {
         Ok(x) => t.b_over_s = Some(x),
@@ -155,7 +180,12 @@ async fn trial(ctx: &mut Ctx<'_>, lane: &mut Lane, run: &mut KeepaliveModeRun) {
 }
 
 fn mode_run(mode: &Mode) -> KeepaliveModeRun {
-    KeepaliveModeRun { name: mode.name.clone(), b_warmup_over_s: None, trials: Vec::new(), problems: Vec::new() }
+    KeepaliveModeRun {
+        name: mode.name.clone(),
+        b_warmup_over_s: None,
+        trials: Vec::new(),
+        problems: Vec::new(),
+    }
 }
 
 /// Runs both modes, interleaved trial by trial, each on its own server.
@@ -174,10 +204,20 @@ pub async fn run(
         trials_done: 0,
         broken: None,
     };
-    let mut ctx = Ctx { plan, digest: WorkDigest::new(plan.fast_kib), seeds: Seeds::new(), limits, next_id: 0 };
+    let mut ctx = Ctx {
+        plan,
+        digest: WorkDigest::new(plan.fast_kib),
+        seeds: Seeds::new(),
+        limits,
+        next_id: 0,
+    };
     let mut lanes = Vec::new();
     for (slot, addr) in addrs.into_iter().enumerate() {
-        let run = if slot == 0 { &mut out.under_test } else { &mut out.control };
+        let run = if slot == 0 {
+            &mut out.under_test
+        } else {
+            &mut out.control
+        };
         match open_lane(&mut ctx, addr, run).await {
             Ok(l) => lanes.push(l),
             Err(e) => {
@@ -189,11 +229,18 @@ pub async fn run(
     for n in 0..trials.max {
         let order = if n % 2 == 0 { [0, 1] } else { [1, 0] };
         for slot in order {
-            let run = if slot == 0 { &mut out.under_test } else { &mut out.control };
+            let run = if slot == 0 {
+                &mut out.under_test
+            } else {
+                &mut out.control
+            };
             trial(&mut ctx, &mut lanes[slot], run).await;
         }
         out.trials_done = n + 1;
-        progress(TrialProgress { trial: n + 1, of: trials.max });
+        progress(TrialProgress {
+            trial: n + 1,
+            of: trials.max,
+        });
         if n + 1 >= trials.min && settled(&out) {
             break;
         }

@@ -77,15 +77,38 @@ pub struct ModeRun {
 #[serde(tag = "cause", rename_all = "kebab-case")]
 pub enum Broken {
     #[error("{mode}: request failed on connection :{port}: {error}")]
-    Request { mode: String, port: u16, error: HttpError },
+    Request {
+        mode: String,
+        port: u16,
+        error: HttpError,
+    },
     #[error("{mode}: HTTP {status} for {path}: {body}")]
-    Status { mode: String, path: String, status: u16, body: String },
+    Status {
+        mode: String,
+        path: String,
+        status: u16,
+        body: String,
+    },
     #[error("{mode}: wrong digest for {path} (got {got:?}, expected {expected}); the server did not do the work it was asked for")]
-    Digest { mode: String, path: String, got: String, expected: String },
+    Digest {
+        mode: String,
+        path: String,
+        got: String,
+        expected: String,
+    },
     #[error("{mode}: the reply on connection :{expected} says the server saw peer port :{seen}; the request did not travel on the kept-alive connection")]
-    Connection { mode: String, expected: u16, seen: u16 },
+    Connection {
+        mode: String,
+        expected: u16,
+        seen: u16,
+    },
     #[error("{mode}: the reply on connection :{port} came from worker {seen}, but that connection was served by worker {expected}")]
-    Worker { mode: String, port: u16, expected: u32, seen: u32 },
+    Worker {
+        mode: String,
+        port: u16,
+        expected: u32,
+        seen: u32,
+    },
     #[error("{mode}: {opened} connections all landed on one worker ({pid}); cannot put a pair on two processes (raise connections_at_most)")]
     OneWorker { mode: String, opened: u32, pid: u32 },
     #[error("capacity control: {0}")]
@@ -130,29 +153,58 @@ impl Session<'_> {
         if is_work_route(&mode.path) {
             let seed = self.seeds.next().unwrap_or_default();
             let sep = if mode.path.contains('?') { '&' } else { '?' };
-            (format!("{}{sep}kib={}&seed={seed}", mode.path, self.plan.work_kib), Some(seed))
+            (
+                format!("{}{sep}kib={}&seed={seed}", mode.path, self.plan.work_kib),
+                Some(seed),
+            )
         } else {
             (mode.path.clone(), None)
         }
     }
 
-    fn check(&self, mode: &Mode, lane: usize, conn: usize, url: &str, seed: Option<u64>, result: Result<Reply, HttpError>) -> Result<Reply, Broken> {
+    fn check(
+        &self,
+        mode: &Mode,
+        lane: usize,
+        conn: usize,
+        url: &str,
+        seed: Option<u64>,
+        result: Result<Reply, HttpError>,
+    ) -> Result<Reply, Broken> {
         let l = &self.lanes[lane];
         let port = l.conns[conn].local_port();
-        let reply = result.map_err(|error| Broken::Request { mode: mode.name.clone(), port, error })?;
+        let reply = result.map_err(|error| Broken::Request {
+            mode: mode.name.clone(),
+            port,
+            error,
+        })?;
         if reply.status != 200 {
             let mut body = reply.text();
             body.truncate(200);
-            return Err(Broken::Status { mode: mode.name.clone(), path: url.into(), status: reply.status, body });
+            return Err(Broken::Status {
+                mode: mode.name.clone(),
+                path: url.into(),
+                status: reply.status,
+                body,
+            });
         }
         if let Some(seen) = reply.served_by.peer_port {
             if seen != port {
-                return Err(Broken::Connection { mode: mode.name.clone(), expected: port, seen });
+                return Err(Broken::Connection {
+                    mode: mode.name.clone(),
+                    expected: port,
+                    seen,
+                });
             }
         }
         if let (Some(pids), Some(seen)) = (l.pids, reply.served_by.pid) {
             if pids[conn] != seen {
-                return Err(Broken::Worker { mode: mode.name.clone(), port, expected: pids[conn], seen });
+                return Err(Broken::Worker {
+                    mode: mode.name.clone(),
+                    port,
+                    expected: pids[conn],
+                    seen,
+                });
             }
         }
         if let Some(seed) = seed {
@@ -161,7 +213,12 @@ impl Session<'_> {
             if got.trim() != expected {
                 let mut got = got;
                 got.truncate(80);
-                return Err(Broken::Digest { mode: mode.name.clone(), path: url.into(), got, expected });
+                return Err(Broken::Digest {
+                    mode: mode.name.clone(),
+                    path: url.into(),
+                    got,
+                    expected,
+                });
             }
         }
         Ok(reply)
@@ -171,14 +228,20 @@ impl Session<'_> {
     async fn single(&mut self, slot: usize, mode: &Mode, conn: usize) -> Result<f64, Broken> {
         let lane = self.lane_of[slot];
         let (url, seed) = self.url(mode);
-        let result = self.lanes[lane].conns[conn].get(&url, self.limits.request).await;
+        let result = self.lanes[lane].conns[conn]
+            .get(&url, self.limits.request)
+            .await;
         let reply = self.check(mode, lane, conn, &url, seed, result)?;
         Ok(ms(reply.elapsed))
     }
 
     /// Two requests at once, one per connection of the mode's lane; the
     /// pair's time in ms and who served each.
-    async fn pair(&mut self, slot: usize, mode: &Mode) -> Result<(f64, [(Option<u32>, Option<u64>); 2]), Broken> {
+    async fn pair(
+        &mut self,
+        slot: usize,
+        mode: &Mode,
+    ) -> Result<(f64, [(Option<u32>, Option<u64>); 2]), Broken> {
         let lane = self.lane_of[slot];
         let (url_a, seed_a) = self.url(mode);
         let (url_b, seed_b) = self.url(mode);
@@ -208,28 +271,54 @@ fn ms(d: Duration) -> f64 {
 async fn open_lane(mode: &Mode, target: Target, cap: u32, limits: Limits) -> Result<Lane, Broken> {
     let fail = |port: u16| {
         let name = mode.name.clone();
-        move |error| Broken::Request { mode: name, port, error }
+        move |error| Broken::Request {
+            mode: name,
+            port,
+            error,
+        }
     };
     if target.workers <= 1 {
-        let a = Connection::open(target.addr, limits.request).await.map_err(fail(0))?;
-        let b = Connection::open(target.addr, limits.request).await.map_err(fail(0))?;
-        return Ok(Lane { conns: [a, b], pids: None });
+        let a = Connection::open(target.addr, limits.request)
+            .await
+            .map_err(fail(0))?;
+        let b = Connection::open(target.addr, limits.request)
+            .await
+            .map_err(fail(0))?;
+        return Ok(Lane {
+            conns: [a, b],
+            pids: None,
+        });
     }
     let mut first: Option<(Connection, u32)> = None;
     let mut last_pid = 0;
     for _ in 0..cap {
-        let mut c = Connection::open(target.addr, limits.request).await.map_err(fail(0))?;
+        let mut c = Connection::open(target.addr, limits.request)
+            .await
+            .map_err(fail(0))?;
         let port = c.local_port();
         let reply = c.get("/pid", limits.request).await.map_err(fail(port))?;
-        let pid = reply.served_by.pid.or_else(|| reply.text().trim().parse().ok()).unwrap_or(0);
+        let pid = reply
+            .served_by
+            .pid
+            .or_else(|| reply.text().trim().parse().ok())
+            .unwrap_or(0);
         last_pid = pid;
         match first.take() {
             None => first = Some((c, pid)),
-            Some((f, fpid)) if fpid != pid => return Ok(Lane { conns: [f, c], pids: Some([fpid, pid]) }),
+            Some((f, fpid)) if fpid != pid => {
+                return Ok(Lane {
+                    conns: [f, c],
+                    pids: Some([fpid, pid]),
+                })
+            }
             Some(keep) => first = Some(keep),
         }
     }
-    Err(Broken::OneWorker { mode: mode.name.clone(), opened: cap, pid: last_pid })
+    Err(Broken::OneWorker {
+        mode: mode.name.clone(),
+        opened: cap,
+        pid: last_pid,
+    })
 }
 
 /// Runs the probe: `trials.min` trials, then one more at a time until
@@ -255,7 +344,13 @@ pub async fn run(
         trials_done: 0,
         broken: None,
     };
-    let args = RunArgs { targets, plan, trials, connections_cap, limits };
+    let args = RunArgs {
+        targets,
+        plan,
+        trials,
+        connections_cap,
+        limits,
+    };
     if let Err(broken) = run_into(&args, control, settled, progress, &mut out).await {
         out.broken = Some(broken);
     }
@@ -292,7 +387,8 @@ async fn run_into(
 ) -> Result<(), Broken> {
     let plan = args.plan;
     let modes = [&plan.under_test, &plan.control];
-    let mut lanes = vec![open_lane(modes[0], args.targets[0], args.connections_cap, args.limits).await?];
+    let mut lanes =
+        vec![open_lane(modes[0], args.targets[0], args.connections_cap, args.limits).await?];
     let lane_of = if args.targets[1].addr == args.targets[0].addr {
         [0, 0]
     } else {
@@ -303,7 +399,14 @@ async fn run_into(
     out.connection_ports = ports(&lanes[0]);
     out.under_test.connection_ports = ports(&lanes[lane_of[0]]);
     out.control.connection_ports = ports(&lanes[lane_of[1]]);
-    let mut s = Session { plan, digest: WorkDigest::new(plan.work_kib), seeds: Seeds::new(), limits: args.limits, lanes, lane_of };
+    let mut s = Session {
+        plan,
+        digest: WorkDigest::new(plan.work_kib),
+        seeds: Seeds::new(),
+        limits: args.limits,
+        lanes,
+        lane_of,
+    };
 
     // Warm-up: every mode paired on both its connections, so both have
     // carried a request and the server's threads, imports and buffers exist
@@ -327,19 +430,29 @@ async fn run_into(
                 }
                 pids[slot].extend(pid);
             }
-            let run = if slot == 0 { &mut out.under_test } else { &mut out.control };
+            let run = if slot == 0 {
+                &mut out.under_test
+            } else {
+                &mut out.control
+            };
             run.single_ms.push(single);
             run.pair_ms.push(pair);
         }
         let seed = s.seeds.next().unwrap_or_default();
-        let sample = control.sample(plan.work_kib, seed, &s.digest, args.limits.request).await.map_err(Broken::Control)?;
+        let sample = control
+            .sample(plan.work_kib, seed, &s.digest, args.limits.request)
+            .await
+            .map_err(Broken::Control)?;
         out.capacity.push(sample);
         out.trials_done = trial + 1;
         out.under_test.pair_threads = threads[0].len();
         out.control.pair_threads = threads[1].len();
         out.under_test.pair_pids = pids[0].len();
         out.control.pair_pids = pids[1].len();
-        progress(TrialProgress { trial: trial + 1, of: args.trials.max });
+        progress(TrialProgress {
+            trial: trial + 1,
+            of: args.trials.max,
+        });
         if trial + 1 >= args.trials.min && settled(out) {
             break;
         }

@@ -6,7 +6,9 @@ use std::io::{IsTerminal, Write};
 use crate::event::Event;
 use crate::gate::GateResult;
 use crate::pyenv::EnvProgress;
-use crate::verdict::{CensusFigures, Figures, KeepaliveFigures, ModeFigures, PairRatioFigures, Verdict};
+use crate::verdict::{
+    CensusFigures, Figures, KeepaliveFigures, ModeFigures, PairRatioFigures, Verdict,
+};
 
 /// Writes progress to stderr and results to `out`.
 pub struct Terminal<W: Write> {
@@ -125,7 +127,10 @@ fn mode_line(m: &ModeFigures) -> String {
         m.single_ms.min,
         m.pair_ms.min,
         m.ratio,
-        format!("{:.2} [{:.2}-{:.2}]", m.trial_ratios.median, m.trial_ratios.min, m.trial_ratios.max),
+        format!(
+            "{:.2} [{:.2}-{:.2}]",
+            m.trial_ratios.median, m.trial_ratios.min, m.trial_ratios.max
+        ),
         m.bound.to_string(),
         if m.holds { "ok" } else { "no" }
     )
@@ -152,19 +157,39 @@ fn pair_ratio_table(f: &PairRatioFigures, s: &mut String) {
         "",
         "",
         f.capacity,
-        format!("{:.2} [{:.2}-{:.2}]", f.capacity_trials.median, f.capacity_trials.min, f.capacity_trials.max),
+        format!(
+            "{:.2} [{:.2}-{:.2}]",
+            f.capacity_trials.median, f.capacity_trials.min, f.capacity_trials.max
+        ),
         format!("<= {:.2}x", f.capacity_at_most),
         ok(f.capacity <= f.capacity_at_most)
     ));
-    s.push_str(&format!("  ({} trials; single and pair are the fastest of each; ratio = min pair / min single)\n", f.trials));
+    s.push_str(&format!(
+        "  ({} trials; single and pair are the fastest of each; ratio = min pair / min single)\n",
+        f.trials
+    ));
 }
 
 fn keepalive_table(f: &KeepaliveFigures, s: &mut String) {
-    s.push_str(&format!("  {:<40} {:>8}   {:>9}\n", "figure (over S = ".to_string() + &f.slow_ms.to_string() + " ms)", "value", "bound"));
+    s.push_str(&format!(
+        "  {:<40} {:>8}   {:>9}\n",
+        "figure (over S = ".to_string() + &f.slow_ms.to_string() + " ms)",
+        "value",
+        "bound"
+    ));
     for c in &f.checks {
-        s.push_str(&format!("  {:<40} {:>8.3}   {:>9}   {}\n", c.name, c.value, c.bound.to_string(), ok(c.holds)));
+        s.push_str(&format!(
+            "  {:<40} {:>8.3}   {:>9}   {}\n",
+            c.name,
+            c.value,
+            c.bound.to_string(),
+            ok(c.holds)
+        ));
     }
-    s.push_str(&format!("  {:<40} {:>8.3}   (control: B waits behind A)\n", "control B over S (best trial)", f.control_ratio));
+    s.push_str(&format!(
+        "  {:<40} {:>8.3}   (control: B waits behind A)\n",
+        "control B over S (best trial)", f.control_ratio
+    ));
     s.push_str(&format!("  ({} trials)\n", f.trials));
 }
 
@@ -190,8 +215,15 @@ pub fn render_gate(r: &GateResult) -> String {
     let mut s = String::new();
     s.push_str(&format!("{}  {}\n", r.row.id, r.row.title));
     for server in r.servers() {
-        let ready = server.ready_ms.map_or(String::new(), |ms| format!(", ready in {ms:.0} ms"));
-        s.push_str(&format!("  server {} ({}){ready}; log {}\n", server.profile, server.settings, server.log.display()));
+        let ready = server
+            .ready_ms
+            .map_or(String::new(), |ms| format!(", ready in {ms:.0} ms"));
+        s.push_str(&format!(
+            "  server {} ({}){ready}; log {}\n",
+            server.profile,
+            server.settings,
+            server.log.display()
+        ));
     }
     match &r.judgement.figures {
         Some(Figures::PairRatio(f)) => pair_ratio_table(f, &mut s),
@@ -202,13 +234,22 @@ pub fn render_gate(r: &GateResult) -> String {
     for w in &r.judgement.warnings {
         s.push_str(&format!("  warning: {w}\n"));
     }
-    s.push_str(&format!("{} {} on {}: {}\n", r.verdict().label().to_uppercase(), r.row.id, r.server.profile, r.judgement.reason));
+    s.push_str(&format!(
+        "{} {} on {}: {}\n",
+        r.verdict().label().to_uppercase(),
+        r.row.id,
+        r.server.profile,
+        r.judgement.reason
+    ));
     if r.verdict() == Verdict::Pass || r.verdict() == Verdict::Fail {
         s.push_str(&format!("  confidence: {}\n", r.judgement.confidence));
     }
     if let Some(tail) = &r.log_tail {
         if r.verdict() != Verdict::Pass {
-            s.push_str(&format!("  server log tail ({}):\n", r.server.log.display()));
+            s.push_str(&format!(
+                "  server log tail ({}):\n",
+                r.server.log.display()
+            ));
             for line in tail.lines() {
                 s.push_str(&format!("    | {line}\n"));
             }

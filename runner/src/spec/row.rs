@@ -59,7 +59,11 @@ pub enum ProbeKind {
 }
 
 impl ProbeKind {
-    pub const ALL: [ProbeKind; 3] = [ProbeKind::PairRatio, ProbeKind::KeepaliveIsolation, ProbeKind::WorkerCensus];
+    pub const ALL: [ProbeKind; 3] = [
+        ProbeKind::PairRatio,
+        ProbeKind::KeepaliveIsolation,
+        ProbeKind::WorkerCensus,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -383,29 +387,56 @@ fn validate(file: &Path, source: &str, raw: RowFile) -> Result<Row, SpecError> {
     check_settings(&["server"], &raw.server, &err)?;
     let blocks = [
         (ProbeKind::PairRatio, raw.pair_ratio.is_some()),
-        (ProbeKind::KeepaliveIsolation, raw.keepalive_isolation.is_some()),
+        (
+            ProbeKind::KeepaliveIsolation,
+            raw.keepalive_isolation.is_some(),
+        ),
         (ProbeKind::WorkerCensus, raw.worker_census.is_some()),
     ];
     for (kind, present) in blocks {
         if present && kind != raw.probe {
             return Err(err(
                 &[kind.name()],
-                format!("is a {} block, but the row's probe is {}; remove it or change `probe`", kind.name(), raw.probe.name()),
+                format!(
+                    "is a {} block, but the row's probe is {}; remove it or change `probe`",
+                    kind.name(),
+                    raw.probe.name()
+                ),
             ));
         }
     }
-    let missing = |kind: ProbeKind| err(&["probe"], format!("is {} but the row has no `{}:` block", kind.name(), kind.name()));
+    let missing = |kind: ProbeKind| {
+        err(
+            &["probe"],
+            format!(
+                "is {} but the row has no `{}:` block",
+                kind.name(),
+                kind.name()
+            ),
+        )
+    };
     let plan = match raw.probe {
         ProbeKind::PairRatio => {
             let block = raw.pair_ratio.as_ref().ok_or_else(|| missing(raw.probe))?;
-            Plan::PairRatio(validate_pair_ratio(&["pair-ratio"], block, &raw.server, &err)?)
+            Plan::PairRatio(validate_pair_ratio(
+                &["pair-ratio"],
+                block,
+                &raw.server,
+                &err,
+            )?)
         }
         ProbeKind::KeepaliveIsolation => {
-            let block = raw.keepalive_isolation.as_ref().ok_or_else(|| missing(raw.probe))?;
+            let block = raw
+                .keepalive_isolation
+                .as_ref()
+                .ok_or_else(|| missing(raw.probe))?;
             Plan::KeepaliveIsolation(validate_keepalive(block, &raw.server, &err)?)
         }
         ProbeKind::WorkerCensus => {
-            let block = raw.worker_census.as_ref().ok_or_else(|| missing(raw.probe))?;
+            let block = raw
+                .worker_census
+                .as_ref()
+                .ok_or_else(|| missing(raw.probe))?;
             Plan::WorkerCensus(validate_census(block, &raw.server, &err)?)
         }
     };
@@ -426,7 +457,10 @@ type ErrAt<'a> = dyn Fn(&[&str], String) -> SpecError + 'a;
 
 fn ratio_in_range(path: &[&str], v: f64, err: &ErrAt<'_>) -> Result<(), SpecError> {
     if !v.is_finite() || !(0.0..=100.0).contains(&v) {
-        return Err(err(path, format!("is {v}; it must be a ratio between 0 and 100")));
+        return Err(err(
+            path,
+            format!("is {v}; it must be a ratio between 0 and 100"),
+        ));
     }
     Ok(())
 }
@@ -456,7 +490,13 @@ fn validate_modes(
     let mut at_modes = prefix.to_vec();
     at_modes.push("modes");
     if modes.len() != 2 {
-        return Err(err(&at_modes, format!("has {} modes; a {block} row has exactly two: one under-test, one control", modes.len())));
+        return Err(err(
+            &at_modes,
+            format!(
+                "has {} modes; a {block} row has exactly two: one under-test, one control",
+                modes.len()
+            ),
+        ));
     }
     let mut under_test = None;
     let mut control = None;
@@ -470,18 +510,36 @@ fn validate_modes(
         let path = match (&mode.path, needs_path) {
             (Some(p), true) => {
                 if !p.starts_with('/') || p.contains(char::is_whitespace) {
-                    return Err(err(&at("path"), format!("{p:?} must be a route starting with / and without spaces")));
+                    return Err(err(
+                        &at("path"),
+                        format!("{p:?} must be a route starting with / and without spaces"),
+                    ));
                 }
                 p.clone()
             }
-            (None, true) => return Err(err(&at("role"), "needs a `path` (the route this mode requests)".into())),
-            (Some(_), false) => return Err(err(&at("path"), format!("a {block} mode takes no `path`; its routes are fixed by the probe"))),
+            (None, true) => {
+                return Err(err(
+                    &at("role"),
+                    "needs a `path` (the route this mode requests)".into(),
+                ))
+            }
+            (Some(_), false) => {
+                return Err(err(
+                    &at("path"),
+                    format!("a {block} mode takes no `path`; its routes are fixed by the probe"),
+                ))
+            }
             (None, false) => String::new(),
         };
         let bound = match (mode.ratio_at_most, mode.ratio_at_least) {
             (Some(v), None) => Bound::AtMost(v),
             (None, Some(v)) => Bound::AtLeast(v),
-            _ => return Err(err(&at("role"), "needs exactly one of ratio_at_most and ratio_at_least".into())),
+            _ => {
+                return Err(err(
+                    &at("role"),
+                    "needs exactly one of ratio_at_most and ratio_at_least".into(),
+                ))
+            }
         };
         let (Bound::AtMost(v) | Bound::AtLeast(v)) = bound;
         ratio_in_range(&at("role"), v, err)?;
@@ -497,9 +555,20 @@ fn validate_modes(
             Role::Control => &mut control,
         };
         if slot.is_some() {
-            return Err(err(&at("role"), format!("a second {:?} mode; a {block} row has one mode under test and one control", mode.role)));
+            return Err(err(
+                &at("role"),
+                format!(
+                    "a second {:?} mode; a {block} row has one mode under test and one control",
+                    mode.role
+                ),
+            ));
         }
-        *slot = Some(Mode { name: name.clone(), path, server, bound });
+        *slot = Some(Mode {
+            name: name.clone(),
+            path,
+            server,
+            bound,
+        });
     }
     match (under_test, control) {
         (Some(u), Some(c)) if u.path == c.path && u.server == c.server => Err(err(
@@ -528,15 +597,25 @@ fn validate_pair_ratio(
     };
     // 64 KiB is the releasing buffer; the work must be whole buffers.
     if block.work_kib == 0 || block.work_kib % 64 != 0 || block.work_kib > 1 << 20 {
-        return Err(err(&at("work_kib"), format!("is {}; it must be a multiple of 64 between 64 and 1048576", block.work_kib)));
+        return Err(err(
+            &at("work_kib"),
+            format!(
+                "is {}; it must be a multiple of 64 between 64 and 1048576",
+                block.work_kib
+            ),
+        ));
     }
     if block.warmup > 100 {
-        return Err(err(&at("warmup"), format!("is {}; at most 100", block.warmup)));
+        return Err(err(
+            &at("warmup"),
+            format!("is {}; at most 100", block.warmup),
+        ));
     }
     ratio_in_range(&at("gap_at_least"), block.gap_at_least, err)?;
     ratio_in_range(&at("capacity_at_most"), block.capacity_at_most, err)?;
     ratio_in_range(&at("margin"), block.margin, err)?;
-    let (under_test, control) = validate_modes("pair-ratio", prefix, &block.modes, row_server, true, err)?;
+    let (under_test, control) =
+        validate_modes("pair-ratio", prefix, &block.modes, row_server, true, err)?;
     Ok(PairRatioPlan {
         work_kib: block.work_kib,
         warmup: block.warmup,
@@ -548,16 +627,35 @@ fn validate_pair_ratio(
     })
 }
 
-fn validate_keepalive(block: &KeepaliveFile, row_server: &ServerSettings, err: &ErrAt<'_>) -> Result<KeepalivePlan, SpecError> {
+fn validate_keepalive(
+    block: &KeepaliveFile,
+    row_server: &ServerSettings,
+    err: &ErrAt<'_>,
+) -> Result<KeepalivePlan, SpecError> {
     const B: &str = "keepalive-isolation";
     if !(50..=60_000).contains(&block.slow_ms) {
-        return Err(err(&[B, "slow_ms"], format!("is {}; it must be between 50 and 60000", block.slow_ms)));
+        return Err(err(
+            &[B, "slow_ms"],
+            format!("is {}; it must be between 50 and 60000", block.slow_ms),
+        ));
     }
     if block.fast_after_ms >= block.slow_ms / 2 {
-        return Err(err(&[B, "fast_after_ms"], format!("is {}; it must be under half of slow_ms ({})", block.fast_after_ms, block.slow_ms)));
+        return Err(err(
+            &[B, "fast_after_ms"],
+            format!(
+                "is {}; it must be under half of slow_ms ({})",
+                block.fast_after_ms, block.slow_ms
+            ),
+        ));
     }
     if block.fast_kib == 0 || block.fast_kib % 64 != 0 || block.fast_kib > 1 << 16 {
-        return Err(err(&[B, "fast_kib"], format!("is {}; it must be a multiple of 64 between 64 and 65536", block.fast_kib)));
+        return Err(err(
+            &[B, "fast_kib"],
+            format!(
+                "is {}; it must be a multiple of 64 between 64 and 65536",
+                block.fast_kib
+            ),
+        ));
     }
     for (key, v) in [
         ("warmup_at_most", block.warmup_at_most),
@@ -586,23 +684,42 @@ fn validate_keepalive(block: &KeepaliveFile, row_server: &ServerSettings, err: &
     })
 }
 
-fn validate_census(block: &CensusFile, row_server: &ServerSettings, err: &ErrAt<'_>) -> Result<CensusPlan, SpecError> {
+fn validate_census(
+    block: &CensusFile,
+    row_server: &ServerSettings,
+    err: &ErrAt<'_>,
+) -> Result<CensusPlan, SpecError> {
     const B: &str = "worker-census";
     if !block.runtime_path.starts_with('/') {
-        return Err(err(&[B, "runtime_path"], format!("{:?} must start with /", block.runtime_path)));
+        return Err(err(
+            &[B, "runtime_path"],
+            format!("{:?} must start with /", block.runtime_path),
+        ));
     }
     if !(1..=1000).contains(&block.requests) {
-        return Err(err(&[B, "requests"], format!("is {}; it must be between 1 and 1000", block.requests)));
+        return Err(err(
+            &[B, "requests"],
+            format!("is {}; it must be between 1 and 1000", block.requests),
+        ));
     }
     let workers = row_server.workers.unwrap_or(1);
     if block.workers_at_least < 2 || block.workers_at_least > workers {
         return Err(err(
             &[B, "workers_at_least"],
-            format!("is {}; it must be at least 2 and at most the row's server.workers ({workers})", block.workers_at_least),
+            format!(
+                "is {}; it must be at least 2 and at most the row's server.workers ({workers})",
+                block.workers_at_least
+            ),
         ));
     }
     if !(2..=256).contains(&block.connections_at_most) {
-        return Err(err(&[B, "connections_at_most"], format!("is {}; it must be between 2 and 256", block.connections_at_most)));
+        return Err(err(
+            &[B, "connections_at_most"],
+            format!(
+                "is {}; it must be between 2 and 256",
+                block.connections_at_most
+            ),
+        ));
     }
     let pair_ratio = match &block.pair_ratio {
         Some(p) => Some(validate_pair_ratio(&[B, "pair-ratio"], p, row_server, err)?),

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::{judge_pair_ratio, Figures, Judgement, PairRatioFigures, Verdict};
 use crate::probe::census::{CensusRun, ForkControl};
-use crate::spec::row::CensusPlan;
+use crate::spec::row::{CensusPlan, Trials};
 
 /// The judged figures of a census.
 #[derive(Debug, Clone, Serialize)]
@@ -27,9 +27,14 @@ pub struct CensusFigures {
     pub pair_ratio: Option<PairRatioFigures>,
 }
 
-pub fn judge_census(plan: &CensusPlan, run: &CensusRun) -> Judgement {
+pub fn judge_census(plan: &CensusPlan, trials: Trials, run: &CensusRun) -> Judgement {
     let fork = match &run.fork_control {
-        Err(e) => return Judgement::bare(Verdict::CannotJudge, format!("the fork control could not run: {e}")),
+        Err(e) => {
+            return Judgement::bare(
+                Verdict::CannotJudge,
+                format!("the fork control could not run: {e}"),
+            )
+        }
         Ok(f) => f.clone(),
     };
     if !fork.parent.alive {
@@ -53,7 +58,11 @@ pub fn judge_census(plan: &CensusPlan, run: &CensusRun) -> Judgement {
     let workers_after = run.after.pids();
     let mut dead = run.before.dead();
     dead.extend(run.after.dead());
-    let pair = run.pair_ratio.as_ref().zip(plan.pair_ratio.as_ref()).map(|(r, p)| judge_pair_ratio(p, r, true));
+    let pair = run
+        .pair_ratio
+        .as_ref()
+        .zip(plan.pair_ratio.as_ref())
+        .map(|(r, p)| judge_pair_ratio(p, trials, r, true));
     let figures = CensusFigures {
         fork_control: Some(fork),
         workers_at_least: plan.workers_at_least,
@@ -72,10 +81,24 @@ pub fn judge_census(plan: &CensusPlan, run: &CensusRun) -> Judgement {
         Some(j) if !j.headline.is_empty() => format!("{}w {}", workers.len(), j.headline),
         _ => format!("{}w", workers.len()),
     };
-    let problems: Vec<&String> = run.before.problems.iter().chain(&run.after.problems).collect();
+    let problems: Vec<&String> = run
+        .before
+        .problems
+        .iter()
+        .chain(&run.after.problems)
+        .collect();
     let mut failed = Vec::new();
     if !problems.is_empty() {
-        failed.push(format!("{} census request(s) failed: {}", problems.len(), problems.iter().take(3).map(|s| s.as_str()).collect::<Vec<_>>().join("; ")));
+        failed.push(format!(
+            "{} census request(s) failed: {}",
+            problems.len(),
+            problems
+                .iter()
+                .take(3)
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
     }
     if !dead.is_empty() {
         failed.push(format!(
@@ -84,7 +107,12 @@ pub fn judge_census(plan: &CensusPlan, run: &CensusRun) -> Judgement {
         ));
     }
     if (workers.len() as u32) < plan.workers_at_least {
-        failed.push(format!("only {} distinct worker(s) {workers:?} served {} requests (needs {})", workers.len(), run.before.replies.len(), plan.workers_at_least));
+        failed.push(format!(
+            "only {} distinct worker(s) {workers:?} served {} requests (needs {})",
+            workers.len(),
+            run.before.replies.len(),
+            plan.workers_at_least
+        ));
     }
     if !workers_after.is_subset(&workers) {
         failed.push(format!("workers changed during the gate ({workers:?} then {workers_after:?}): they crash and respawn"));
@@ -107,7 +135,10 @@ pub fn judge_census(plan: &CensusPlan, run: &CensusRun) -> Judgement {
     if !failed.is_empty() {
         return wrap(Verdict::Fail, failed.join("; "), confidence);
     }
-    let base = format!("{} workers {workers:?}, runtime alive in each, stable", workers.len());
+    let base = format!(
+        "{} workers {workers:?}, runtime alive in each, stable",
+        workers.len()
+    );
     match pair {
         None => wrap(Verdict::Pass, base, confidence),
         Some(j) => {

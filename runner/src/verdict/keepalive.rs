@@ -34,7 +34,10 @@ pub struct KeepaliveFigures {
     pub trials: u32,
 }
 
-fn values(run: &KeepaliveModeRun, pick: fn(&crate::probe::keepalive::KeepaliveTrial) -> Option<f64>) -> Vec<f64> {
+fn values(
+    run: &KeepaliveModeRun,
+    pick: fn(&crate::probe::keepalive::KeepaliveTrial) -> Option<f64>,
+) -> Vec<f64> {
     run.trials.iter().filter_map(pick).collect()
 }
 
@@ -43,16 +46,41 @@ fn checks(plan: &KeepalivePlan, u: &KeepaliveModeRun) -> Vec<Check> {
     let mut out = Vec::new();
     let mut push = |name, value: Option<f64>, bound: Bound| {
         if let Some(value) = value {
-            out.push(Check { name, value, bound, holds: bound.holds(value) });
+            out.push(Check {
+                name,
+                value,
+                bound,
+                holds: bound.holds(value),
+            });
         }
     };
     let worst = |v: Vec<f64>| v.into_iter().max_by(f64::total_cmp);
     let best = |v: Vec<f64>| v.into_iter().min_by(f64::total_cmp);
-    push("B over S (worst trial)", worst(values(u, |t| t.b_over_s)), plan.under_test.bound);
-    push("B's warm-up over S", u.b_warmup_over_s, Bound::AtMost(plan.warmup_at_most));
-    push("third connection over S (worst trial)", worst(values(u, |t| t.c_over_s)), Bound::AtMost(plan.third_at_most));
-    push("A's slow reply over S (shortest)", best(values(u, |t| t.a_over_s)), Bound::AtLeast(plan.slow_at_least));
-    push("A's slow reply over S (longest)", worst(values(u, |t| t.a_over_s)), Bound::AtMost(plan.slow_at_most));
+    push(
+        "B over S (worst trial)",
+        worst(values(u, |t| t.b_over_s)),
+        plan.under_test.bound,
+    );
+    push(
+        "B's warm-up over S",
+        u.b_warmup_over_s,
+        Bound::AtMost(plan.warmup_at_most),
+    );
+    push(
+        "third connection over S (worst trial)",
+        worst(values(u, |t| t.c_over_s)),
+        Bound::AtMost(plan.third_at_most),
+    );
+    push(
+        "A's slow reply over S (shortest)",
+        best(values(u, |t| t.a_over_s)),
+        Bound::AtLeast(plan.slow_at_least),
+    );
+    push(
+        "A's slow reply over S (longest)",
+        worst(values(u, |t| t.a_over_s)),
+        Bound::AtMost(plan.slow_at_most),
+    );
     out
 }
 
@@ -66,7 +94,11 @@ pub fn settled(plan: &KeepalivePlan, run: &KeepaliveRun) -> bool {
     let control_clear = margin(f.control_ratio, plan.control.bound) >= plan.margin;
     match j.verdict {
         Verdict::Pass => control_clear && f.checks.iter().all(clear),
-        Verdict::Fail => control_clear && (f.checks.iter().any(|c| !c.holds && clear(c)) || !run.under_test.problems.is_empty()),
+        Verdict::Fail => {
+            control_clear
+                && (f.checks.iter().any(|c| !c.holds && clear(c))
+                    || !run.under_test.problems.is_empty())
+        }
         _ => false,
     }
 }
@@ -81,11 +113,15 @@ pub fn judge_keepalive(plan: &KeepalivePlan, run: &KeepaliveRun, last: bool) -> 
     let c = &run.control;
     let c_b = values(c, |t| t.b_over_s);
     let u_b = values(u, |t| t.b_over_s);
-    let (Some(control_ratio), Some(under_test_ratio)) =
-        (c_b.iter().copied().min_by(f64::total_cmp), u_b.iter().copied().max_by(f64::total_cmp))
-    else {
+    let (Some(control_ratio), Some(under_test_ratio)) = (
+        c_b.iter().copied().min_by(f64::total_cmp),
+        u_b.iter().copied().max_by(f64::total_cmp),
+    ) else {
         let problems: Vec<&String> = u.problems.iter().chain(&c.problems).take(3).collect();
-        return Judgement::bare(Verdict::CannotJudge, format!("no trial completed: {problems:?}"));
+        return Judgement::bare(
+            Verdict::CannotJudge,
+            format!("no trial completed: {problems:?}"),
+        );
     };
     let figures = KeepaliveFigures {
         slow_ms: plan.slow_ms,
@@ -101,13 +137,25 @@ pub fn judge_keepalive(plan: &KeepalivePlan, run: &KeepaliveRun, last: bool) -> 
     let wrap = |verdict, reason: String, figures: KeepaliveFigures| Judgement {
         verdict,
         reason,
-        confidence: format!("{n} trials; {}", figures.checks.iter().map(|c| format!("{} {:.3} ({})", c.name, c.value, c.bound)).collect::<Vec<_>>().join(", ")),
+        confidence: format!(
+            "{n} trials; {}",
+            figures
+                .checks
+                .iter()
+                .map(|c| format!("{} {:.3} ({})", c.name, c.value, c.bound))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         figures: Some(Figures::Keepalive(Box::new(figures))),
         warnings: Vec::new(),
         headline: headline.clone(),
     };
     if !c.problems.is_empty() {
-        let reason = format!("the control mode {} had failed requests, so it proves nothing: {}", c.name, c.problems.join("; "));
+        let reason = format!(
+            "the control mode {} had failed requests, so it proves nothing: {}",
+            c.name,
+            c.problems.join("; ")
+        );
         return wrap(Verdict::CannotJudge, reason, figures);
     }
     if !plan.control.bound.holds(control_ratio) {
@@ -119,15 +167,26 @@ pub fn judge_keepalive(plan: &KeepalivePlan, run: &KeepaliveRun, last: bool) -> 
         );
         return wrap(Verdict::CannotJudge, reason, figures);
     }
-    let failed: Vec<String> = figures.checks.iter().filter(|c| !c.holds).map(|c| format!("{} read {:.3} ({})", c.name, c.value, c.bound)).collect();
+    let failed: Vec<String> = figures
+        .checks
+        .iter()
+        .filter(|c| !c.holds)
+        .map(|c| format!("{} read {:.3} ({})", c.name, c.value, c.bound))
+        .collect();
     let summary = format!(
         "{} B/S {under_test_ratio:.2} worst ({}), {} B/S {control_ratio:.2} best ({}), S = {} ms",
         u.name, plan.under_test.bound, c.name, plan.control.bound, plan.slow_ms
     );
     let (verdict, reason) = if !u.problems.is_empty() {
-        (Verdict::Fail, format!("{}: {}; {summary}", u.name, u.problems.join("; ")))
+        (
+            Verdict::Fail,
+            format!("{}: {}; {summary}", u.name, u.problems.join("; ")),
+        )
     } else if !failed.is_empty() {
-        (Verdict::Fail, format!("{}: {}; {summary}", u.name, failed.join(", ")))
+        (
+            Verdict::Fail,
+            format!("{}: {}; {summary}", u.name, failed.join(", ")),
+        )
     } else {
         (Verdict::Pass, summary)
     };

@@ -66,7 +66,6 @@ impl std::fmt::Display for Warning {
     }
 }
 
-
 /// A verdict with its one-line reason and how sure it is.
 #[derive(Debug, Clone, Serialize)]
 pub struct Judgement {
@@ -85,7 +84,14 @@ impl Judgement {
     /// A verdict with no figures (a server that would not start, a row
     /// that does not apply).
     pub fn bare(verdict: Verdict, reason: String) -> Self {
-        Self { verdict, reason, confidence: "no verdict".into(), figures: None, warnings: Vec::new(), headline: String::new() }
+        Self {
+            verdict,
+            reason,
+            confidence: "no verdict".into(),
+            figures: None,
+            warnings: Vec::new(),
+            headline: String::new(),
+        }
     }
 }
 

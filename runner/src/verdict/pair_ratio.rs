@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::{margin, Figures, Judgement, Verdict, Warning};
 use crate::probe::pair_ratio::{ModeRun, PairRatioRun};
-use crate::spec::row::{Bound, PairRatioPlan};
+use crate::spec::row::{Bound, PairRatioPlan, Trials};
 use crate::stats::{ratio_of_minima, Spread};
 
 /// Figures of one mode.
@@ -43,6 +43,9 @@ pub struct PairRatioFigures {
     pub capacity_at_most: f64,
     pub capacity_trials: Spread,
     pub trials: u32,
+    /// Trials whose capacity sample found a free core: the only ones the
+    /// mode figures are computed from.
+    pub valid_trials: u32,
     pub margins: Margins,
 }
 
@@ -87,15 +90,18 @@ pub struct Margins {
     pub capacity: f64,
 }
 
-
 /// Whether a run's figures already decide its verdict: every figure that
 /// the verdict rests on stands at least `plan.margin` from its bound. The
 /// trial loop stops on this; a run that never gets there is ambiguous.
-pub fn settled(plan: &PairRatioPlan, run: &PairRatioRun) -> bool {
+///
+/// A fail must hold over twice the trials a pass needs (or the whole
+/// budget): a pass cannot come from noise, which only adds time, but a fail
+/// can, when load lands on every pair of the mode under test.
+pub fn settled(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> bool {
     if run.broken.is_some() {
         return true;
     }
-    let j = assess(plan, run);
+    let j = assess(plan, trials, run);
     let Some(f) = &j.figures else { return false };
     let m = f.margins;
     let clear = |x: f64| x.abs() >= plan.margin;
@@ -104,7 +110,8 @@ pub fn settled(plan: &PairRatioPlan, run: &PairRatioRun) -> bool {
         Verdict::Pass => clear(m.under_test) && clear(m.control) && clear(m.gap),
         // The control clearly separates and the claim clearly misses.
         Verdict::Fail => {
-            clear(m.control) && (m.under_test <= -plan.margin || m.gap <= -plan.margin)
+            let confirmed = f.valid_trials >= (2 * trials.min).min(trials.max);
+            confirmed && clear(m.control) && (m.under_test <= -plan.margin || m.gap <= -plan.margin)
         }
         // No free core or a control that does not separate may be noise
         // that more trials outlast; keep going until the budget ends.
@@ -115,9 +122,14 @@ pub fn settled(plan: &PairRatioPlan, run: &PairRatioRun) -> bool {
 /// Judges a pair-ratio run against its plan. With `last` set (the trial
 /// budget is spent), a verdict that [`settled`] would not accept becomes
 /// "cannot judge: ambiguous".
-pub fn judge_pair_ratio(plan: &PairRatioPlan, run: &PairRatioRun, last: bool) -> Judgement {
-    let mut a = assess(plan, run);
-    if last && matches!(a.verdict, Verdict::Pass | Verdict::Fail) && !settled(plan, run) {
+pub fn judge_pair_ratio(
+    plan: &PairRatioPlan,
+    trials: Trials,
+    run: &PairRatioRun,
+    last: bool,
+) -> Judgement {
+    let mut a = assess(plan, trials, run);
+    if last && matches!(a.verdict, Verdict::Pass | Verdict::Fail) && !settled(plan, trials, run) {
         a.reason = format!(
             "ambiguous after {} trials: a figure stayed within {:.2} of its bound ({}); would have been {}",
             run.trials_done,
@@ -127,7 +139,9 @@ pub fn judge_pair_ratio(plan: &PairRatioPlan, run: &PairRatioRun, last: bool) ->
         );
         a.verdict = Verdict::CannotJudge;
     }
-    let headline = a.figures.as_ref().map_or(String::new(), |f| format!("{:.2}x/{:.2}x", f.under_test.ratio, f.control.ratio));
+    let headline = a.figures.as_ref().map_or(String::new(), |f| {
+        format!("{:.2}x/{:.2}x", f.under_test.ratio, f.control.ratio)
+    });
     Judgement {
         verdict: a.verdict,
         reason: a.reason,
@@ -138,7 +152,7 @@ pub fn judge_pair_ratio(plan: &PairRatioPlan, run: &PairRatioRun, last: bool) ->
     }
 }
 
-fn assess(plan: &PairRatioPlan, run: &PairRatioRun) -> Assessed {
+fn assess(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Assessed {
     let mut warnings = Vec::new();
     for m in [&run.under_test, &run.control] {
         if !m.digest_checked {
@@ -173,9 +187,30 @@ fn assess(plan: &PairRatioPlan, run: &PairRatioRun) -> Assessed {
         .iter()
         .map(|c| c.pair_ms / c.single_ms)
         .collect();
+    // Only trials whose own capacity sample found a free core are evidence.
+    // Measured under intermittent load (other processes compiling), a run's
+    // best capacity sample alone was too optimistic: one lucky sample let
+    // trials whose pairs never had two cores read as a failed claim.
+    let valid: Vec<usize> = (0..per_trial.len())
+        .filter(|&t| per_trial[t] <= plan.capacity_at_most)
+        .collect();
+    let evidence = |m: &ModeRun| -> ModeRun {
+        let pick = |v: &[f64]| {
+            valid
+                .iter()
+                .filter_map(|&t| v.get(t).copied())
+                .collect::<Vec<f64>>()
+        };
+        let mut kept = m.clone();
+        if !valid.is_empty() {
+            kept.single_ms = pick(&m.single_ms);
+            kept.pair_ms = pick(&m.pair_ms);
+        }
+        kept
+    };
     let (Some(u), Some(c), Some(capacity), Some(capacity_trials)) = (
-        mode_figures(&run.under_test, plan.under_test.bound),
-        mode_figures(&run.control, plan.control.bound),
+        mode_figures(&evidence(&run.under_test), plan.under_test.bound),
+        mode_figures(&evidence(&run.control), plan.control.bound),
         ratio_of_minima(&pairs, &singles),
         Spread::of(&per_trial),
     ) else {
@@ -203,19 +238,20 @@ fn assess(plan: &PairRatioPlan, run: &PairRatioRun) -> Assessed {
         capacity_at_most: plan.capacity_at_most,
         capacity_trials,
         trials: run.trials_done,
+        valid_trials: valid.len() as u32,
         margins,
         under_test: u,
         control: c,
     };
     let (u, c) = (&figures.under_test, &figures.control);
     let n = figures.trials;
-    if capacity > plan.capacity_at_most {
+    if (figures.valid_trials) < trials.min {
         return cannot(
             format!(
-                "no free core: the same releasing work twice at once with no server in the path read {capacity:.2}x \
-                 (needs <= {:.2}x) after {n} trials; something else is using the machine, so a serialised pair would \
-                 look the same as a parallel one. Run on a quieter machine or one with more cores",
-                plan.capacity_at_most
+                "no free core: in only {} of {n} trials did the same releasing work twice at once with no server in \
+                 the path read <= {:.2}x (best {capacity:.2}x; needs {} such trials); something else is using the machine, \
+                 so a serialised pair would look the same as a parallel one. Run on a quieter machine or one with more cores",
+                figures.valid_trials, plan.capacity_at_most, trials.min
             ),
             Some(figures),
             warnings,
@@ -235,7 +271,10 @@ fn assess(plan: &PairRatioPlan, run: &PairRatioRun) -> Assessed {
     // Rule 5: only verified work can carry a verdict. A route without a
     // digest (a deadline spin, a sleep, a stub) could separate by noise
     // alone, as two identical /busy modes did once under load.
-    if let Some(m) = [&run.under_test, &run.control].into_iter().find(|m| !m.digest_checked) {
+    if let Some(m) = [&run.under_test, &run.control]
+        .into_iter()
+        .find(|m| !m.digest_checked)
+    {
         return cannot(
             format!(
                 "mode {} ({}) does work the runner cannot verify, so no verdict rests on it; \
@@ -280,7 +319,13 @@ fn assess(plan: &PairRatioPlan, run: &PairRatioRun) -> Assessed {
             ),
         )
     };
-    Assessed { verdict, reason, confidence, figures: Some(figures), warnings }
+    Assessed {
+        verdict,
+        reason,
+        confidence,
+        figures: Some(figures),
+        warnings,
+    }
 }
 
 #[cfg(test)]
@@ -291,7 +336,12 @@ mod tests {
     use crate::spec::row::{Mode, ServerSettings};
 
     fn plan(under_path: &str, control_path: &str) -> PairRatioPlan {
-        let mode = |name: &str, path: &str, bound| Mode { name: name.into(), path: path.into(), server: ServerSettings::default(), bound };
+        let mode = |name: &str, path: &str, bound| Mode {
+            name: name.into(),
+            path: path.into(),
+            server: ServerSettings::default(),
+            bound,
+        };
         PairRatioPlan {
             work_kib: 64,
             warmup: 0,
@@ -317,19 +367,33 @@ mod tests {
     }
 
     /// A run whose figures read `under` and `control` with capacity `capacity`.
-    fn run(p: &PairRatioPlan, under: f64, control: f64, capacity: f64, trials: usize) -> PairRatioRun {
+    fn run(
+        p: &PairRatioPlan,
+        under: f64,
+        control: f64,
+        capacity: f64,
+        trials: usize,
+    ) -> PairRatioRun {
         PairRatioRun {
             under_test: mode_run("releasing", &p.under_test.path, 20.0, under, trials),
             control: mode_run("holding", &p.control.path, 20.0, control, trials),
-            capacity: vec![ControlSample { single_ms: 20.0, pair_ms: 20.0 * capacity }; trials],
+            capacity: vec![
+                ControlSample {
+                    single_ms: 20.0,
+                    pair_ms: 20.0 * capacity
+                };
+                trials
+            ],
             connection_ports: [1, 2],
             trials_done: trials as u32,
             broken: None,
         }
     }
 
+    const BUDGET: Trials = Trials { min: 5, max: 15 };
+
     fn verdict(p: &PairRatioPlan, r: &PairRatioRun) -> (Verdict, String) {
-        let j = judge_pair_ratio(p, r, true);
+        let j = judge_pair_ratio(p, BUDGET, r, true);
         (j.verdict, j.reason)
     }
 
@@ -337,9 +401,34 @@ mod tests {
     fn clear_gap_passes_and_no_gap_fails() {
         let p = plan("/work?mode=release", "/work?mode=hold");
         assert_eq!(verdict(&p, &run(&p, 1.02, 2.01, 1.03, 5)).0, Verdict::Pass);
-        let (v, reason) = verdict(&p, &run(&p, 1.98, 2.01, 1.03, 5));
+        // A fail is confirmed over twice the minimum trials...
+        let (v, reason) = verdict(&p, &run(&p, 1.98, 2.01, 1.03, 10));
         assert_eq!(v, Verdict::Fail);
         assert!(reason.contains("releasing read 1.98x"), "{reason}");
+        // ...so five trials are not yet enough to settle on it.
+        assert!(!settled(&p, BUDGET, &run(&p, 1.98, 2.01, 1.03, 5)));
+        assert!(settled(&p, BUDGET, &run(&p, 1.02, 2.01, 1.03, 5)));
+    }
+
+    #[test]
+    fn only_trials_with_a_free_core_are_evidence() {
+        // The releasing pairs of trials 0-3 ran while something else held a
+        // core (their capacity samples read 2.0x); one trial was clean. The
+        // old figure (best capacity sample, all pairs) read a false fail.
+        let p = plan("/work?mode=release", "/work?mode=hold");
+        let mut r = run(&p, 1.98, 2.01, 2.0, 15);
+        for t in 5..15 {
+            r.capacity[t].pair_ms = 20.0 * 1.03;
+            r.under_test.pair_ms[t] = 20.0 * 1.02;
+        }
+        let j = judge_pair_ratio(&p, BUDGET, &r, true);
+        assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
+        // Twin: with only one clean trial there is no verdict at all.
+        let mut r = run(&p, 1.98, 2.01, 2.0, 15);
+        r.capacity[7].pair_ms = 20.0 * 1.03;
+        let (v, reason) = verdict(&p, &r);
+        assert_eq!(v, Verdict::CannotJudge);
+        assert!(reason.contains("in only 1 of 15 trials"), "{reason}");
     }
 
     #[test]
@@ -373,12 +462,15 @@ mod tests {
         // 1.30 is within 0.10 of 1.35: not settled; at the last trial it is
         // "cannot judge", never a pass.
         let r = run(&p, 1.30, 2.0, 1.03, 15);
-        assert!(!settled(&p, &r));
+        assert!(!settled(&p, BUDGET, &r));
         let (v, reason) = verdict(&p, &r);
         assert_eq!(v, Verdict::CannotJudge);
         assert!(reason.starts_with("ambiguous after 15 trials"), "{reason}");
         // Twin: the same figures before the budget ends are a provisional pass.
-        assert_eq!(judge_pair_ratio(&p, &r, false).verdict, Verdict::Pass);
+        assert_eq!(
+            judge_pair_ratio(&p, BUDGET, &r, false).verdict,
+            Verdict::Pass
+        );
     }
 
     #[test]
@@ -387,8 +479,12 @@ mod tests {
         let mut r = run(&p, 1.02, 2.01, 1.03, 5);
         // One pair of the releasing mode caught a burst of load.
         r.under_test.pair_ms[2] = 60.0;
-        let j = judge_pair_ratio(&p, &r, true);
+        let j = judge_pair_ratio(&p, BUDGET, &r, true);
         assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
-        assert!(j.confidence.contains("4 of 5 alone agree for releasing"), "{}", j.confidence);
+        assert!(
+            j.confidence.contains("4 of 5 alone agree for releasing"),
+            "{}",
+            j.confidence
+        );
     }
 }
