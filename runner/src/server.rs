@@ -44,16 +44,8 @@ pub enum StartError {
         log: String,
         tail: String,
     },
-    #[error("the server was not ready within {timeout_ms} ms (GET {path} never answered 200, last: {last}; raise `ready.timeout_ms` in {profile} if it is just slow); log {log}:\n{tail}")]
-    NotReady {
-        timeout_ms: u64,
-        path: String,
-        /// What the last readiness attempt got: refused, no reply, a status.
-        last: String,
-        profile: String,
-        log: String,
-        tail: String,
-    },
+    #[error(transparent)]
+    NotReady(Box<NotReady>),
     #[error("the server listens on {addrs}, beyond loopback; servers under test must listen on loopback only (bind `{{host}}` in `argv` of {profile}, which the runner sets to {host}); it was stopped")]
     NotLoopback {
         addrs: String,
@@ -62,6 +54,19 @@ pub enum StartError {
     },
     #[error("cannot write the server log {log}: {source}")]
     Log { log: String, source: std::io::Error },
+}
+
+/// A server that never answered its readiness check in time.
+#[derive(Debug, thiserror::Error)]
+#[error("the server was not ready within {timeout_ms} ms (GET {path} never answered 200, last: {last}; raise `ready.timeout_ms` in {profile} if it is just slow); log {log}:\n{tail}")]
+pub struct NotReady {
+    timeout_ms: u64,
+    path: String,
+    /// What the last readiness attempt got: refused, no reply, a status.
+    last: String,
+    profile: String,
+    log: String,
+    tail: String,
 }
 
 /// A running, ready server.
@@ -188,14 +193,14 @@ impl Starting {
                 }
             }
             if started.elapsed() >= timeout {
-                return Err(StartError::NotReady {
+                return Err(StartError::NotReady(Box::new(NotReady {
                     timeout_ms: ready_timeout_ms,
                     path: ready_path,
                     last,
                     profile: profile_file,
                     log: server.log.display().to_string(),
                     tail: server.log_tail(),
-                });
+                })));
             }
             tokio::time::sleep(READY_POLL).await;
         }

@@ -70,25 +70,32 @@ fn waitress_starts_answers_and_is_cleaned_up() {
 
 #[test]
 fn uwsgi_starts_answers_on_kept_alive_connections_and_is_cleaned_up() {
-    let run = gate_json(&["E19", "--server", "uwsgi", "--trials", "2"]);
+    // With uWSGI's default (the master imports the app, then forks), about
+    // 3 in 100 fresh servers deadlock their worker on its first concurrent
+    // requests, because bareapp starts a thread at import (runtime.py, for
+    // E15) and that thread is alive in the master at fork: measured 3/120
+    // and 4/120 (with --py-call-osafterfork) against 0/120 with --lazy-apps
+    // and 0/120 with a fixture that starts no thread. That is a finding
+    // about uWSGI (see README.md), not about the profile, so this test
+    // starts uWSGI with each worker importing the app itself.
+    let dir = tempfile::tempdir().unwrap();
+    let row = edited_row(
+        dir.path(),
+        "E19-lazy.yaml",
+        &[("  threads: 2\n", "  threads: 2\n  preload: false\n")],
+    );
+    let run = gate_json(&[row.to_str().unwrap(), "--server", "uwsgi", "--trials", "2"]);
     let r = run.result();
-    match r["run"]["broken"].as_object() {
-        None => assert_served(&run, &["--threads", "2"]),
-        Some(broken) => {
-            // uWSGI's HTTP router hands the app REMOTE_PORT with its bytes
-            // swapped (unbit/uwsgi#1889), so the probe cannot prove the
-            // reply came back on its own connection and the run is broken.
-            // It still started, answered on loopback and was stopped; and the
-            // port it reports is exactly the client's, byte-swapped, which
-            // is this known bug and not some other failure.
-            assert!(r["server"]["ready_ms"].as_f64().unwrap_or(0.0) > 0.0);
-            assert_eq!(broken["cause"], "connection", "{r}");
-            let expected = broken["expected"].as_u64().unwrap() as u16;
-            let seen = broken["seen"].as_u64().unwrap() as u16;
-            assert_eq!(seen, expected.swap_bytes(), "{r}");
-            run.assert_no_survivors();
-        }
-    }
+    assert!(
+        r["server"]["argv"].to_string().contains("--lazy-apps"),
+        "{r}"
+    );
+    // uWSGI's HTTP router hands the app REMOTE_PORT with its bytes swapped
+    // (unbit/uwsgi#1889): the probe accepts the swapped port as the same
+    // connection and says so in a warning, so the run is not broken.
+    assert!(r["run"]["broken"].is_null(), "{r}");
+    assert_served(&run, &["--threads", "2"]);
+    assert!(r["warnings"].to_string().contains("swapped-peer-port"), "{r}");
 }
 
 #[test]

@@ -129,6 +129,8 @@ pub struct PairRatioRun {
     pub connection_ports: [u16; 2],
     pub trials_done: u32,
     pub broken: Option<Broken>,
+    /// The server reported peer ports byte-swapped (a known uWSGI bug).
+    pub peer_port_byte_swapped: bool,
 }
 
 /// Two kept-alive connections to one server, and the worker each landed on.
@@ -146,6 +148,8 @@ struct Session<'a> {
     lanes: Vec<Lane>,
     /// The lane of [under test, control].
     lane_of: [usize; 2],
+    /// Set when a reply named its connection's port byte-swapped.
+    swapped_peer_port: std::cell::Cell<bool>,
 }
 
 impl Session<'_> {
@@ -189,7 +193,11 @@ impl Session<'_> {
             });
         }
         if let Some(seen) = reply.served_by.peer_port {
-            if seen != port {
+            // uWSGI's HTTP router hands the app REMOTE_PORT with its two bytes
+            // swapped (unbit/uwsgi#1889): still this connection, and noted.
+            if seen == port.swap_bytes() && seen != port {
+                self.swapped_peer_port.set(true);
+            } else if seen != port {
                 return Err(Broken::Connection {
                     mode: mode.name.clone(),
                     expected: port,
@@ -343,6 +351,7 @@ pub async fn run(
         connection_ports: [0, 0],
         trials_done: 0,
         broken: None,
+        peer_port_byte_swapped: false,
     };
     let args = RunArgs {
         targets,
@@ -406,6 +415,7 @@ async fn run_into(
         limits: args.limits,
         lanes,
         lane_of,
+        swapped_peer_port: Default::default(),
     };
 
     // Warm-up: every mode paired on both its connections, so both have
@@ -445,6 +455,7 @@ async fn run_into(
             .map_err(Broken::Control)?;
         out.capacity.push(sample);
         out.trials_done = trial + 1;
+        out.peer_port_byte_swapped = s.swapped_peer_port.get();
         out.under_test.pair_threads = threads[0].len();
         out.control.pair_threads = threads[1].len();
         out.under_test.pair_pids = pids[0].len();

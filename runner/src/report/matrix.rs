@@ -96,15 +96,20 @@ impl Matrix<'_> {
     fn legend(&self, cells: &[Cell]) -> Vec<String> {
         let mut out = Vec::new();
         for c in cells {
+            if c.headline.is_empty() {
+                continue;
+            }
             let line = match c.probe.as_deref() {
-                Some("pair-ratio") => {
-                    "pair-ratio cells: ratio of the mode under test / ratio of the control \
+                Some("pair-ratio") => "pair-ratio cells: ratio of the mode under test / ratio of the control \
                      (two requests at once against one alone; about 1.0x is parallel, 2.0x serial)"
-                }
-                _ => continue,
+                    .to_string(),
+                Some(probe) => format!(
+                    "{probe} cells: the gate's key figure; `runner gate ROW --server NAME` prints its table"
+                ),
+                None => continue,
             };
-            if !out.iter().any(|l| l == line) {
-                out.push(line.to_string());
+            if !out.contains(&line) {
+                out.push(line);
             }
         }
         out

@@ -47,6 +47,8 @@ pub enum Warning {
     UnverifiedWork { mode: String, path: String },
     /// The pair of the mode under test was only ever served by one thread.
     OneThread { mode: String },
+    /// The server told the app its peer ports byte-swapped.
+    SwappedPeerPort,
 }
 
 impl std::fmt::Display for Warning {
@@ -56,6 +58,11 @@ impl std::fmt::Display for Warning {
                 f,
                 "mode {mode} ({path}) has no digest to check, so nothing proves the work happened; \
                  use a /work route (fixed work) rather than a deadline or sleep route"
+            ),
+            Warning::SwappedPeerPort => write!(
+                f,
+                "the server reports each client port to the app with its two bytes swapped (uWSGI's HTTP router, \
+                 unbit/uwsgi#1889); the runner matched connections on the swapped port"
             ),
             Warning::OneThread { mode } => write!(
                 f,

@@ -216,6 +216,9 @@ fn assess(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Assessed 
     ) else {
         return cannot("no trial completed".into(), None, warnings);
     };
+    if run.peer_port_byte_swapped {
+        warnings.push(Warning::SwappedPeerPort);
+    }
     if u.pair_threads == 1 && c.pair_threads == 1 {
         warnings.push(Warning::OneThread {
             mode: u.name.clone(),
@@ -387,6 +390,7 @@ mod tests {
             connection_ports: [1, 2],
             trials_done: trials as u32,
             broken: None,
+            peer_port_byte_swapped: false,
         }
     }
 
