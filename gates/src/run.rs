@@ -10,7 +10,6 @@
 
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Mutex, OnceLock};
-use std::time::Duration;
 
 use runner::gate::{run_gate, GateContext, GateResult};
 use runner::probe::pair_ratio::Limits;
@@ -20,10 +19,7 @@ use runner::signals;
 use runner::spec::{Profile, Row};
 
 /// The runner's own defaults (`runner gate --help`).
-pub const LIMITS: Limits = Limits {
-    request: Duration::from_secs(30),
-    machine_wait: Duration::from_secs(900),
-};
+pub const LIMITS: Limits = Limits::DEFAULT;
 
 /// What the trials of one harness process share.
 pub struct Shared {

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::probe::pair_ratio::Limits;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "runner",
@@ -94,17 +96,8 @@ pub struct StressArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Run exactly N trials per gate (the row's `trials.min` and `trials.max`).
-    #[arg(long, value_name = "N")]
-    pub trials: Option<u32>,
-
-    /// Bound on any one request, and on each capacity-control sample.
-    #[arg(long, default_value_t = 30_000, value_name = "MS")]
-    pub request_timeout_ms: u64,
-
-    /// How long each gate waits for another gate on this machine.
-    #[arg(long, default_value_t = 900_000, value_name = "MS")]
-    pub machine_wait_ms: u64,
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 #[derive(Debug, Args)]
@@ -134,18 +127,8 @@ pub struct GateArgs {
     #[arg(long, value_name = "PATH")]
     pub markdown: Option<PathBuf>,
 
-    /// Run exactly N trials (the row's `trials.min` and `trials.max`).
-    #[arg(long, value_name = "N")]
-    pub trials: Option<u32>,
-
-    /// Bound on any one request, and on each capacity-control sample.
-    #[arg(long, default_value_t = 30_000, value_name = "MS")]
-    pub request_timeout_ms: u64,
-
-    /// How long a gate waits for another gate on this machine (they take
-    /// turns: two at once would measure each other).
-    #[arg(long, default_value_t = 900_000, value_name = "MS")]
-    pub machine_wait_ms: u64,
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 #[derive(Debug, Args)]
@@ -172,17 +155,8 @@ pub struct MatrixArgs {
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
 
-    /// Run exactly N trials per gate (the row's `trials.min` and `trials.max`).
-    #[arg(long, value_name = "N")]
-    pub trials: Option<u32>,
-
-    /// Bound on any one request, and on each capacity-control sample.
-    #[arg(long, default_value_t = 30_000, value_name = "MS")]
-    pub request_timeout_ms: u64,
-
-    /// How long each gate waits for another gate on this machine.
-    #[arg(long, default_value_t = 900_000, value_name = "MS")]
-    pub machine_wait_ms: u64,
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 #[derive(Debug, Args)]
@@ -200,16 +174,24 @@ pub struct SignoffArgs {
     #[arg(value_name = "ROW")]
     pub rows: Vec<String>,
 
-    /// Run exactly N trials per gate; by default each row runs its
-    /// `trials.max` as the minimum (more than a CI gate does).
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// How gates run: shared by every command that runs them.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Run exactly N trials per gate (default: the row's `trials` budget;
+    /// sign-off: the row's `trials.max`).
     #[arg(long, value_name = "N")]
     pub trials: Option<u32>,
 
     /// Bound on any one request, and on each capacity-control sample.
-    #[arg(long, default_value_t = 30_000, value_name = "MS")]
+    #[arg(long, default_value_t = Limits::DEFAULT_REQUEST_MS, value_name = "MS")]
     pub request_timeout_ms: u64,
 
-    /// How long each gate waits for another gate on this machine.
-    #[arg(long, default_value_t = 900_000, value_name = "MS")]
+    /// How long a gate waits for another gate on this machine (they take
+    /// turns: two at once would measure each other).
+    #[arg(long, default_value_t = Limits::DEFAULT_MACHINE_WAIT_MS, value_name = "MS")]
     pub machine_wait_ms: u64,
 }

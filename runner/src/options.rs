@@ -4,25 +4,19 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::cli::GateArgs;
+use crate::cli::{GateArgs, RunArgs};
+use crate::probe::pair_ratio::Limits;
+use crate::spec::row::{Row, Trials};
 
-/// Options for `runner gate`.
-#[derive(Debug, Clone)]
-pub struct GateOptions {
-    pub rows: Vec<String>,
-    pub server: String,
-    pub json: bool,
-    /// Report files: `--json-file`, `--junit`, `--markdown`.
-    pub json_file: Option<PathBuf>,
-    pub junit: Option<PathBuf>,
-    pub markdown: Option<PathBuf>,
+/// How gates run, from `--trials`, `--request-timeout-ms`, `--machine-wait-ms`.
+#[derive(Debug, Clone, Copy)]
+pub struct RunOptions {
     pub trials: Option<u32>,
-    pub request_timeout: Duration,
-    pub machine_wait: Duration,
+    pub limits: Limits,
 }
 
-impl GateOptions {
-    pub fn from_args(args: &GateArgs) -> Result<Self, String> {
+impl RunOptions {
+    pub fn from_args(args: &RunArgs) -> Result<Self, String> {
         if let Some(t) = args.trials {
             if !(1..=1000).contains(&t) {
                 return Err(format!("--trials {t}: use a number from 1 to 1000"));
@@ -34,6 +28,39 @@ impl GateOptions {
                 args.request_timeout_ms
             ));
         }
+        Ok(Self {
+            trials: args.trials,
+            limits: Limits {
+                request: Duration::from_millis(args.request_timeout_ms),
+                machine_wait: Duration::from_millis(args.machine_wait_ms),
+            },
+        })
+    }
+
+    /// `--trials N` makes the row run exactly N trials.
+    pub fn apply(&self, row: &mut Row) {
+        if let Some(t) = self.trials {
+            row.trials = Trials { min: t, max: t };
+        }
+    }
+}
+
+/// Options for `runner gate`.
+#[derive(Debug, Clone)]
+pub struct GateOptions {
+    pub rows: Vec<String>,
+    pub server: String,
+    pub json: bool,
+    /// Report files: `--json-file`, `--junit`, `--markdown`.
+    pub json_file: Option<PathBuf>,
+    pub junit: Option<PathBuf>,
+    pub markdown: Option<PathBuf>,
+    pub run: RunOptions,
+}
+
+impl GateOptions {
+    pub fn from_args(args: &GateArgs) -> Result<Self, String> {
+        let run = RunOptions::from_args(&args.run)?;
         for (flag, path) in [
             ("--json-file", &args.json_file),
             ("--junit", &args.junit),
@@ -48,9 +75,7 @@ impl GateOptions {
             json_file: args.json_file.clone(),
             junit: args.junit.clone(),
             markdown: args.markdown.clone(),
-            trials: args.trials,
-            request_timeout: Duration::from_millis(args.request_timeout_ms),
-            machine_wait: Duration::from_millis(args.machine_wait_ms),
+            run,
         })
     }
 }

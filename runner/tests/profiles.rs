@@ -12,7 +12,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{edited_row, gate_json, root, runner, JsonRun};
+use common::{edited_row, gate_json, json_run, root, runner, JsonRun};
 use predicates::str::contains;
 use serde_json::Value;
 
@@ -95,7 +95,10 @@ fn uwsgi_starts_answers_on_kept_alive_connections_and_is_cleaned_up() {
     // connection and says so in a warning, so the run is not broken.
     assert!(r["run"]["broken"].is_null(), "{r}");
     assert_served(&run, &["--threads", "2"]);
-    assert!(r["warnings"].to_string().contains("swapped-peer-port"), "{r}");
+    assert!(
+        r["warnings"].to_string().contains("swapped-peer-port"),
+        "{r}"
+    );
 }
 
 #[test]
@@ -481,16 +484,4 @@ fn json_without_m0serve(args: &[&str]) -> JsonRun {
         .output()
         .unwrap();
     json_run(out)
-}
-
-fn json_run(out: std::process::Output) -> JsonRun {
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let report: Value = serde_json::from_str(&stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}\nstderr:\n{stderr}"));
-    JsonRun {
-        code: out.status.code().unwrap_or(-1),
-        report,
-        stderr,
-    }
 }

@@ -9,15 +9,12 @@ use runner::cli::GateArgs;
 use runner::event::Event;
 use runner::exit::Outcome;
 use runner::export::{github, ExportInput, ExportManager, Format};
-use runner::gate::GateContext;
 use runner::options::GateOptions;
-use runner::probe::pair_ratio::Limits;
 use runner::project::Project;
-use runner::report::json::{self, Interrupted};
+use runner::report::json::{self};
 use runner::report::terminal::Terminal;
-use runner::session::{run_jobs, Job, Progress};
-use runner::spec::row::Trials;
-use runner::{pyenv, signals, spec};
+use runner::session::{Job, Progress};
+use runner::spec;
 
 use super::{unusable, Finish};
 
@@ -38,9 +35,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
     let jobs: Vec<Job> = rows
         .into_iter()
         .map(|mut row| {
-            if let Some(t) = opts.trials {
-                row.trials = Trials { min: t, max: t };
-            }
+            opts.run.apply(&mut row);
             Job {
                 row,
                 profile: profile.clone(),
@@ -56,32 +51,23 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
             terminal.borrow_mut().event(&e);
         }
     };
-    let work = async {
-        let env = pyenv::prepare(project, python, &mut |p| emit(Event::Env(p)))
-            .map_err(|e| e.to_string())?;
-        let ctx = GateContext {
-            project,
-            python: &env,
-            limits: Limits {
-                request: opts.request_timeout,
-                machine_wait: opts.machine_wait,
-            },
-        };
-        run_jobs(&ctx, &jobs, &progress, &mut emit).await;
-        Ok::<(), String>(())
-    };
-    let interrupted = match signals::until_signal(work).await {
-        Ok(Ok(())) => None,
-        Ok(Err(e)) => return unusable(&e),
-        Err(signal) => Some(signal),
+    let interrupted = match super::run_jobs_interruptible(
+        project,
+        python,
+        opts.run.limits,
+        &jobs,
+        &progress,
+        &mut emit,
+        &mut |_| {},
+    )
+    .await
+    {
+        Ok(i) => i,
+        Err(e) => return unusable(&e),
     };
 
     let progress = progress.borrow();
-    let note = interrupted.map(|signal| Interrupted {
-        signal: signals::name(signal).into(),
-        during: progress.current.clone(),
-        server_pgid: progress.current_pgid,
-    });
+    let note = super::interrupted_note(interrupted, &progress);
     if let Some(note) = &note {
         eprintln!(
             "interrupted by {} during {}; every server started was stopped",

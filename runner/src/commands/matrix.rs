@@ -5,44 +5,30 @@
 
 use std::cell::RefCell;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use runner::cli::MatrixArgs;
 use runner::event::Event;
 use runner::exit::Outcome;
-use runner::gate::GateContext;
-use runner::probe::pair_ratio::Limits;
+use runner::options::RunOptions;
 use runner::project::Project;
 use runner::report::json::Interrupted;
 use runner::report::matrix::{Matrix, RowHead};
 use runner::report::terminal::Terminal;
 use runner::server_status;
-use runner::session::{run_jobs, Job, Progress};
-use runner::spec::row::Trials;
-use runner::{pyenv, signals, spec};
+use runner::session::{Job, Progress};
+use runner::{signals, spec};
 
 use super::servers::all_profiles;
 use super::{unusable, Finish};
 
 /// Validated `matrix` options.
 struct MatrixOptions {
-    trials: Option<u32>,
-    request_timeout: Duration,
-    machine_wait: Duration,
+    run: RunOptions,
 }
 
 fn options(args: &MatrixArgs) -> Result<MatrixOptions, String> {
-    if let Some(t) = args.trials {
-        if !(1..=1000).contains(&t) {
-            return Err(format!("--trials {t}: use a number from 1 to 1000"));
-        }
-    }
-    if !(100..=600_000).contains(&args.request_timeout_ms) {
-        return Err(format!(
-            "--request-timeout-ms {}: use 100 to 600000",
-            args.request_timeout_ms
-        ));
-    }
+    let run = RunOptions::from_args(&args.run)?;
     if args.servers.iter().any(|s| s.trim().is_empty()) {
         return Err("--servers: an empty name; give names or paths separated by commas".into());
     }
@@ -59,11 +45,7 @@ fn options(args: &MatrixArgs) -> Result<MatrixOptions, String> {
             }
         }
     }
-    Ok(MatrixOptions {
-        trials: args.trials,
-        request_timeout: Duration::from_millis(args.request_timeout_ms),
-        machine_wait: Duration::from_millis(args.machine_wait_ms),
-    })
+    Ok(MatrixOptions { run })
 }
 
 pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) -> Finish {
@@ -72,12 +54,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
         Ok(o) => o,
         Err(e) => return unusable(&e),
     };
-    let wanted_rows = if args.rows.is_empty() {
-        vec!["all".to_string()]
-    } else {
-        args.rows.clone()
-    };
-    let rows = match spec::resolve_rows(&project.specs_dir(), &wanted_rows) {
+    let rows = match spec::resolve_rows(&project.specs_dir(), &args.rows) {
         Ok(r) => r,
         Err(e) => return unusable(&e.to_string()),
     };
@@ -100,9 +77,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
     for row in &rows {
         for profile in &profiles {
             let mut row = row.clone();
-            if let Some(t) = opts.trials {
-                row.trials = Trials { min: t, max: t };
-            }
+            opts.run.apply(&mut row);
             jobs.push(Job {
                 row,
                 profile: profile.clone(),
@@ -115,25 +90,22 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
     let terminal = RefCell::new(Terminal::new(std::io::stderr()));
     let mut emit = |e: Event<'_>| terminal.borrow_mut().event(&e);
     let statuses = RefCell::new(Vec::new());
-    let work = async {
-        let env = pyenv::prepare(project, python, &mut |p| emit(Event::Env(p)))
-            .map_err(|e| e.to_string())?;
-        *statuses.borrow_mut() = server_status::statuses(&profiles, Some(&env.python));
-        let ctx = GateContext {
-            project,
-            python: &env,
-            limits: Limits {
-                request: opts.request_timeout,
-                machine_wait: opts.machine_wait,
-            },
-        };
-        run_jobs(&ctx, &jobs, &progress, &mut emit).await;
-        Ok::<(), String>(())
-    };
-    let interrupted = match signals::until_signal(work).await {
-        Ok(Ok(())) => None,
-        Ok(Err(e)) => return unusable(&e),
-        Err(signal) => Some(signal),
+    let limits = opts.run.limits;
+    let interrupted = match super::run_jobs_interruptible(
+        project,
+        python,
+        limits,
+        &jobs,
+        &progress,
+        &mut emit,
+        &mut |env| {
+            *statuses.borrow_mut() = server_status::statuses(&profiles, Some(&env.python));
+        },
+    )
+    .await
+    {
+        Ok(i) => i,
+        Err(e) => return unusable(&e),
     };
 
     let progress = progress.borrow();

@@ -40,3 +40,48 @@ pub fn unusable(message: &str) -> Finish {
         verdicts: Vec::new(),
     }
 }
+
+/// Prepares Python, then runs `jobs` one after another until they finish or
+/// SIGINT/SIGTERM stops them (every server stopped first). `on_env` sees the
+/// interpreter before the first gate. Ok(Some(signal)) when interrupted;
+/// Err with a message when the environment could not be prepared.
+pub async fn run_jobs_interruptible(
+    project: &runner::project::Project,
+    python: Option<&std::path::Path>,
+    limits: runner::probe::pair_ratio::Limits,
+    jobs: &[runner::session::Job],
+    progress: &std::cell::RefCell<runner::session::Progress>,
+    emit: &mut dyn FnMut(runner::event::Event<'_>),
+    on_env: &mut dyn FnMut(&runner::pyenv::PythonEnv),
+) -> Result<Option<i32>, String> {
+    use runner::event::Event;
+    let work = async {
+        let env = runner::pyenv::prepare(project, python, &mut |p| emit(Event::Env(p)))
+            .map_err(|e| e.to_string())?;
+        on_env(&env);
+        let ctx = runner::gate::GateContext {
+            project,
+            python: &env,
+            limits,
+        };
+        runner::session::run_jobs(&ctx, jobs, progress, emit).await;
+        Ok::<(), String>(())
+    };
+    match runner::signals::until_signal(work).await {
+        Ok(Ok(())) => Ok(None),
+        Ok(Err(e)) => Err(e),
+        Err(signal) => Ok(Some(signal)),
+    }
+}
+
+/// The note an interrupted run's report carries, from where it was.
+pub fn interrupted_note(
+    signal: Option<i32>,
+    progress: &runner::session::Progress,
+) -> Option<runner::report::json::Interrupted> {
+    signal.map(|signal| runner::report::json::Interrupted {
+        signal: runner::signals::name(signal).into(),
+        during: progress.current.clone(),
+        server_pgid: progress.current_pgid,
+    })
+}

@@ -7,7 +7,7 @@
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
 use runner::cli::SignoffArgs;
 use runner::event::Event;
@@ -17,36 +17,23 @@ use runner::export::junit::JunitExporter;
 use runner::export::markdown::MarkdownExporter;
 use runner::export::{iso8601, ExportInput, Exporter};
 use runner::fingerprint::Fingerprint;
-use runner::gate::{GateContext, GateResult};
-use runner::probe::pair_ratio::Limits;
+use runner::gate::GateResult;
+use runner::options::RunOptions;
 use runner::project::Project;
-use runner::report::json::Interrupted;
 use runner::report::terminal::Terminal;
-use runner::session::{run_jobs, Job, Progress};
+use runner::session::{Job, Progress};
+use runner::spec;
 use runner::spec::row::Trials;
-use runner::{pyenv, signals, spec};
 
 use super::{unusable, Finish};
 
 pub async fn run(project: &Project, python: Option<&Path>, args: &SignoffArgs) -> Finish {
     let (started, clock) = (SystemTime::now(), Instant::now());
-    if let Some(t) = args.trials {
-        if !(1..=1000).contains(&t) {
-            return unusable(&format!("--trials {t}: use a number from 1 to 1000"));
-        }
-    }
-    if !(100..=600_000).contains(&args.request_timeout_ms) {
-        return unusable(&format!(
-            "--request-timeout-ms {}: use 100 to 600000",
-            args.request_timeout_ms
-        ));
-    }
-    let wanted = if args.rows.is_empty() {
-        vec!["all".to_string()]
-    } else {
-        args.rows.clone()
+    let run = match RunOptions::from_args(&args.run) {
+        Ok(r) => r,
+        Err(e) => return unusable(&e),
     };
-    let rows = match spec::resolve_rows(&project.specs_dir(), &wanted) {
+    let rows = match spec::resolve_rows(&project.specs_dir(), &args.rows) {
         Ok(r) => r,
         Err(e) => return unusable(&e.to_string()),
     };
@@ -70,7 +57,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SignoffArgs) -
     let jobs: Vec<Job> = rows
         .into_iter()
         .map(|mut row| {
-            row.trials = match args.trials {
+            row.trials = match run.trials {
                 Some(t) => Trials { min: t, max: t },
                 // Sign-off spends the budget a CI gate only spends when in doubt.
                 None => Trials {
@@ -89,33 +76,26 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SignoffArgs) -
     let terminal = RefCell::new(Terminal::new(std::io::stdout()));
     let mut emit = |e: Event<'_>| terminal.borrow_mut().event(&e);
     let fingerprint = RefCell::new(None);
-    let work = async {
-        let env = pyenv::prepare(project, python, &mut |p| emit(Event::Env(p)))
-            .map_err(|e| e.to_string())?;
-        *fingerprint.borrow_mut() = Some(Fingerprint::start(&project.root, &profile, &env.python));
-        let ctx = GateContext {
-            project,
-            python: &env,
-            limits: Limits {
-                request: Duration::from_millis(args.request_timeout_ms),
-                machine_wait: Duration::from_millis(args.machine_wait_ms),
-            },
-        };
-        run_jobs(&ctx, &jobs, &progress, &mut emit).await;
-        Ok::<(), String>(())
-    };
-    let interrupted = match signals::until_signal(work).await {
-        Ok(Ok(())) => None,
-        Ok(Err(e)) => return unusable(&e),
-        Err(signal) => Some(signal),
+    let interrupted = match super::run_jobs_interruptible(
+        project,
+        python,
+        run.limits,
+        &jobs,
+        &progress,
+        &mut emit,
+        &mut |env| {
+            *fingerprint.borrow_mut() =
+                Some(Fingerprint::start(&project.root, &profile, &env.python));
+        },
+    )
+    .await
+    {
+        Ok(i) => i,
+        Err(e) => return unusable(&e),
     };
     let progress = progress.borrow();
     terminal.borrow_mut().summary(&progress.results);
-    let note = interrupted.map(|signal| Interrupted {
-        signal: signals::name(signal).into(),
-        during: progress.current.clone(),
-        server_pgid: progress.current_pgid,
-    });
+    let note = super::interrupted_note(interrupted, &progress);
     let mut fingerprint = fingerprint.into_inner();
     if let Some(f) = &mut fingerprint {
         f.finish();

@@ -22,11 +22,10 @@ use runner::event::Event;
 use runner::exit::Outcome;
 use runner::gate::{GateContext, GateResult};
 use runner::noise::{Load, Noise};
-use runner::probe::pair_ratio::Limits;
+use runner::options::RunOptions;
 use runner::project::Project;
 use runner::report::terminal::Terminal;
 use runner::session::{run_jobs, Job, Progress};
-use runner::spec::row::Trials;
 use runner::stats::Spread;
 use runner::verdict::Verdict;
 use runner::{pyenv, signals, spec};
@@ -44,9 +43,7 @@ struct StressOptions {
     noise: Noise,
     expect: Option<Verdict>,
     runs: u32,
-    trials: Option<u32>,
-    request_timeout: Duration,
-    machine_wait: Duration,
+    run: RunOptions,
 }
 
 fn options(args: &StressArgs) -> Result<StressOptions, String> {
@@ -69,24 +66,12 @@ fn options(args: &StressArgs) -> Result<StressOptions, String> {
             args.runs
         ));
     }
-    if let Some(t) = args.trials {
-        if !(1..=1000).contains(&t) {
-            return Err(format!("--trials {t}: use a number from 1 to 1000"));
-        }
-    }
-    if !(100..=600_000).contains(&args.request_timeout_ms) {
-        return Err(format!(
-            "--request-timeout-ms {}: use 100 to 600000",
-            args.request_timeout_ms
-        ));
-    }
+    let run = RunOptions::from_args(&args.run)?;
     Ok(StressOptions {
         noise,
         expect,
         runs: args.runs,
-        trials: args.trials,
-        request_timeout: Duration::from_millis(args.request_timeout_ms),
-        machine_wait: Duration::from_millis(args.machine_wait_ms),
+        run,
     })
 }
 
@@ -266,9 +251,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &StressArgs) ->
     let Some(mut row) = rows.into_iter().next() else {
         return unusable(&format!("no row {:?}", args.row));
     };
-    if let Some(t) = opts.trials {
-        row.trials = Trials { min: t, max: t };
-    }
+    opts.run.apply(&mut row);
     let row_id = row.id.clone();
     let jobs: Vec<Job> = (0..opts.runs)
         .map(|_| Job {
@@ -291,10 +274,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &StressArgs) ->
         let ctx = GateContext {
             project,
             python: &env,
-            limits: Limits {
-                request: opts.request_timeout,
-                machine_wait: opts.machine_wait,
-            },
+            limits: opts.run.limits,
         };
         let mut done = 0u32;
         let mut emit = |e: Event<'_>| match &e {
@@ -419,9 +399,11 @@ mod tests {
             noise: "none".into(),
             expect: None,
             json: false,
-            trials: None,
-            request_timeout_ms: 30_000,
-            machine_wait_ms: 1000,
+            run: runner::cli::RunArgs {
+                trials: None,
+                request_timeout_ms: 30_000,
+                machine_wait_ms: 1000,
+            },
         };
         assert!(options(&base()).is_ok());
         let e = |a: StressArgs| options(&a).err().unwrap();

@@ -41,6 +41,16 @@ pub struct Limits {
     pub machine_wait: Duration,
 }
 
+impl Limits {
+    pub const DEFAULT_REQUEST_MS: u64 = 30_000;
+    pub const DEFAULT_MACHINE_WAIT_MS: u64 = 900_000;
+    /// The limits `runner gate` uses when no flag says otherwise.
+    pub const DEFAULT: Limits = Limits {
+        request: Duration::from_millis(Self::DEFAULT_REQUEST_MS),
+        machine_wait: Duration::from_millis(Self::DEFAULT_MACHINE_WAIT_MS),
+    };
+}
+
 /// Progress, for reporters.
 #[derive(Debug, Clone, Serialize)]
 pub struct TrialProgress {

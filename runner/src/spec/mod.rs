@@ -25,8 +25,11 @@ pub fn row_files(dir: &Path) -> Result<Vec<PathBuf>, SpecError> {
     Ok(files)
 }
 
-/// Resolves each of `wanted` (a row id, a path to a row file, or `all`).
+/// Resolves each of `wanted` (a row id, a path to a row file, or `all`);
+/// nothing wanted means all.
 pub fn resolve_rows(dir: &Path, wanted: &[String]) -> Result<Vec<Row>, SpecError> {
+    let all = ["all".to_string()];
+    let wanted = if wanted.is_empty() { &all[..] } else { wanted };
     let mut rows = Vec::new();
     for w in wanted {
         if w == "all" {

@@ -40,6 +40,11 @@ pub fn gate_json(args: &[&str]) -> JsonRun {
         .arg("--json")
         .output()
         .unwrap();
+    json_run(out)
+}
+
+/// The JSON report of a finished `runner ... --json`.
+pub fn json_run(out: std::process::Output) -> JsonRun {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let report: Value = serde_json::from_str(&stdout)
