@@ -250,10 +250,11 @@ fn e19_variant(id: &str, edits: &[(&str, &str)]) -> tempfile::TempDir {
     dir
 }
 
-/// Two trials are enough where the verdict is clear.
+/// Two trials are enough where the verdict is clear (with room for more
+/// when a trial had no free core).
 const TWO_TRIALS: (&str, &str) = (
     "trials:\n  min: 5\n  max: 15",
-    "trials:\n  min: 2\n  max: 2",
+    "trials:\n  min: 2\n  max: 8",
 );
 
 #[test]
