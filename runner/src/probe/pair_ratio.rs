@@ -437,7 +437,10 @@ async fn run_into(
         }
         // The control process warms up too: its first pair starts cold.
         let seed = s.seeds.next().unwrap_or_default();
-        control.sample(plan.work_kib, seed, &s.digest, args.limits.request).await.map_err(Broken::Control)?;
+        control
+            .sample(plan.work_kib, seed, &s.digest, args.limits.request)
+            .await
+            .map_err(Broken::Control)?;
     }
     let mut threads: [std::collections::BTreeSet<(Option<u32>, u64)>; 2] = Default::default();
     let mut pids: [std::collections::BTreeSet<u32>; 2] = Default::default();
