@@ -32,7 +32,7 @@ def main():
 
     subprocess.run(["cargo", "build", "-q", "-p", "runner", "--profile", args.profile], cwd=ROOT, check=True)
     exe = os.path.join(ROOT, "target", "debug" if args.profile == "dev" else args.profile, "runner")
-    walls, under, control, capacity, verdicts = [], [], [], [], []
+    walls, under, control, capacity, verdicts, headlines = [], [], [], [], [], []
     for i in range(args.runs):
         started = time.perf_counter()
         proc = subprocess.run(
@@ -42,15 +42,17 @@ def main():
         walls.append(time.perf_counter() - started)
         result = json.loads(proc.stdout)["results"][0]
         verdicts.append(result["verdict"])
+        headlines.append(result.get("headline", ""))
         figures = result.get("figures") or {}
-        if figures:
+        if "under_test" in figures:  # pair-ratio rows
             under.append(figures["under_test"]["ratio"])
             control.append(figures["control"]["ratio"])
             capacity.append(figures["capacity"])
         print(
             "run %2d: %-13s %.2f s  %s" % (
                 i + 1, result["verdict"], walls[-1],
-                "%.2fx / %.2fx, capacity %.2fx" % (under[-1], control[-1], capacity[-1]) if figures else result["reason"][:100],
+                "%.2fx / %.2fx, capacity %.2fx" % (under[-1], control[-1], capacity[-1])
+                if "under_test" in figures else (result.get("headline") or result["reason"][:100]),
             ),
             file=sys.stderr,
         )
@@ -64,6 +66,8 @@ def main():
     print("under test ratio: %s" % spread(under))
     print("control ratio:    %s" % spread(control))
     print("capacity ratio:   %s" % spread(capacity))
+    if not under:
+        print("key figures:      %s" % ", ".join(sorted(set(headlines))))
     print("verdicts:         %s" % {v: verdicts.count(v) for v in sorted(set(verdicts))})
     print("expected %s:   %d of %d" % (args.expect, right, args.runs))
 
