@@ -144,7 +144,7 @@ impl<'a> Servers<'a> {
         &mut self,
         settings: &ServerSettings,
         emit: &mut dyn FnMut(Event<'_>),
-    ) -> Result<Target, StartError> {
+    ) -> Result<Target, Early> {
         if let Some((s, server)) = self.running.iter().find(|(s, _)| s == settings) {
             return Ok(Target {
                 addr: server.addr,
@@ -152,6 +152,19 @@ impl<'a> Servers<'a> {
             });
         }
         let log = self.log_path(self.runs.len());
+        self.start(settings, &log, emit)
+            .await
+            .map_err(|e| start_failure(e, &log))
+    }
+
+    /// Starts a fresh server with `settings`, logging to `log`.
+    async fn start(
+        &mut self,
+        settings: &ServerSettings,
+        log: &std::path::Path,
+        emit: &mut dyn FnMut(Event<'_>),
+    ) -> Result<Target, StartError> {
+        let log = log.to_path_buf();
         let app_dir = self.ctx.project.app_dir();
         self.runs
             .push(ServerRun::new(self.profile, settings, log.clone()));
@@ -218,14 +231,14 @@ impl<'a> Servers<'a> {
 /// worth showing.
 type Early = (Judgement, Option<String>);
 
-fn start_failure(e: StartError, log: Option<&std::path::Path>) -> Early {
+fn start_failure(e: StartError, log: &std::path::Path) -> Early {
     match e {
         StartError::NotApplicable(na) => (
             Judgement::bare(Verdict::NotApplicable, na.to_string()),
             None,
         ),
         e => {
-            let tail = log.map(|l| crate::logtail::tail(l, server::LOG_TAIL_LINES));
+            let tail = Some(crate::logtail::tail(log, server::LOG_TAIL_LINES));
             (
                 Judgement::bare(Verdict::CannotJudge, format!("server would not start: {e}")),
                 tail,
@@ -352,13 +365,7 @@ async fn mode_targets(
 ) -> Result<[Target; 2], Early> {
     let mut out = Vec::new();
     for s in settings {
-        let log = servers.log_path(servers.runs.len());
-        out.push(
-            servers
-                .get(s, emit)
-                .await
-                .map_err(|e| start_failure(e, Some(&log)))?,
-        );
+        out.push(servers.get(s, emit).await?);
     }
     Ok([out[0], out[1]])
 }
@@ -439,11 +446,7 @@ async fn census_gate(
     servers: &mut Servers<'_>,
     emit: &mut dyn FnMut(Event<'_>),
 ) -> Result<(Judgement, ProbeRun), Early> {
-    let log = servers.log_path(0);
-    let target = servers
-        .get(&row.server, emit)
-        .await
-        .map_err(|e| start_failure(e, Some(&log)))?;
+    let target = servers.get(&row.server, emit).await?;
     let fork_control = census::fork_control(&ctx.python.python, &ctx.project.app_dir());
     let before = census::census(target.addr, &plan.runtime_path, plan.requests, ctx.limits).await;
     let pair_ratio = match &plan.pair_ratio {
