@@ -14,8 +14,9 @@
 use std::path::{Path, PathBuf};
 
 use runner::project::Project;
+use runner::row::Row;
 use runner::server_status;
-use runner::spec::{self, Profile, Row};
+use runner::spec::{self, Profile};
 
 use crate::config::Config;
 
@@ -74,7 +75,7 @@ pub fn discover(project: &Project, config: &Config) -> Result<Vec<Planned>, Stri
     }
     let mut planned = Vec::new();
     for file in &row_files {
-        let row = spec::load_row(file).map_err(|e| e.to_string());
+        let row = runner::row::load_row(file).map_err(|e| e.to_string());
         let id = row.as_ref().map_or_else(|_| stem(file), |r| r.id.clone());
         for (server, profile) in &servers {
             let broken = row.is_err() || profile.is_err();

@@ -15,8 +15,8 @@ use std::path::Path;
 
 use libtest_mimic::{Completion, Failed};
 use runner::export::relative;
-use runner::gate::GateResult;
 use runner::report::terminal::render_gate;
+use runner::result::GateResult;
 use runner::verdict::Verdict;
 
 use crate::config::{CannotJudge, CANNOT_JUDGE_VAR};
@@ -56,7 +56,7 @@ pub fn message(result: &GateResult, root: &Path) -> String {
         relative(root, &result.row.file),
         result.row.line,
         result.row.id,
-        result.server.profile
+        result.profile
     );
     if !j.headline.is_empty() {
         let _ = writeln!(s, "  figures: {}", j.headline);
@@ -77,8 +77,9 @@ pub fn message(result: &GateResult, root: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use runner::gate::{RowRef, ServerRun};
-    use runner::verdict::Judgement;
+    use runner::probe::Judgement;
+    use runner::result::RowRef;
+    use runner::server_pool::ServerRun;
     use std::path::PathBuf;
 
     fn result(verdict: Verdict, reason: &str) -> GateResult {
@@ -93,7 +94,7 @@ mod tests {
                 file: PathBuf::from("/p/specs/E19.yaml"),
                 line: 4,
             },
-            server: ServerRun {
+            servers: vec![ServerRun {
                 profile: "granian".into(),
                 settings: "threads=1".into(),
                 argv: Vec::new(),
@@ -103,8 +104,8 @@ mod tests {
                 survivors: false,
                 stopped: None,
                 log_dropped_bytes: 0,
-            },
-            other_servers: Vec::new(),
+            }],
+            profile: "granian".into(),
             judgement,
             run: None,
             log_tail: Some("[INFO] Started worker-1".into()),

@@ -11,12 +11,14 @@
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use runner::gate::{run_gate, GateContext, GateResult};
-use runner::probe::pair_ratio::Limits;
+use runner::gate::{run_gate, GateContext};
+use runner::limits::Limits;
 use runner::project::Project;
 use runner::pyenv::{self, EnvProgress, PythonEnv};
+use runner::result::GateResult;
+use runner::row::Row;
 use runner::signals;
-use runner::spec::{Profile, Row};
+use runner::spec::Profile;
 
 /// The runner's own defaults (`runner gate --help`).
 pub const LIMITS: Limits = Limits::DEFAULT;

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::probe::pair_ratio::Limits;
+use crate::limits::Limits;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -39,8 +39,14 @@ pub enum Command {
     /// Prepare the Python environment (.gates/venv with the pinned servers)
     /// and print what is installed.
     Prepare,
-    /// Print the JSON Schema of a row file (checked in as specs/row.schema.json).
-    Schema,
+    /// Print the JSON Schema of a row file (checked in as
+    /// specs/row.schema.json), or with --report of the JSON report (checked
+    /// in as runner/schema/report.schema.json).
+    Schema {
+        /// The JSON report's schema instead of a row's.
+        #[arg(long)]
+        report: bool,
+    },
     /// List the SPEC rows.
     List,
     /// Validate row files without starting anything.

@@ -33,7 +33,7 @@ pub enum ControlError {
 }
 
 /// One control trial: the same work alone, then twice at once.
-#[derive(Debug, Clone, Copy, serde::Serialize)]
+#[derive(Debug, Clone, Copy, serde::Serialize, schemars::JsonSchema)]
 pub struct ControlSample {
     pub single_ms: f64,
     pub pair_ms: f64,

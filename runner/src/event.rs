@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use crate::gate::GateResult;
-use crate::probe::pair_ratio::TrialProgress;
 use crate::pyenv::EnvProgress;
+use crate::result::GateResult;
+use crate::trial::TrialProgress;
 
 /// Something that happened during a run.
 #[derive(Debug, Clone)]

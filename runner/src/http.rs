@@ -20,7 +20,7 @@ use tokio::net::TcpStream;
 const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 /// Why a request produced no usable reply.
-#[derive(Debug, Clone, thiserror::Error, serde::Serialize)]
+#[derive(Debug, Clone, thiserror::Error, serde::Serialize, schemars::JsonSchema)]
 #[serde(tag = "kind", content = "detail", rename_all = "kebab-case")]
 pub enum HttpError {
     #[error("cannot connect to {0}")]

@@ -43,8 +43,12 @@ async fn dispatch(cli: Cli) -> commands::Finish {
         Command::List => commands::list::run(&project),
         Command::Check { files } => commands::check::run(&project, files),
         Command::Prepare => commands::prepare::run(&project, python),
-        Command::Schema => {
-            print!("{}", runner::spec::row::row_schema());
+        Command::Schema { report } => {
+            if *report {
+                print!("{}", runner::report::json::report_schema());
+            } else {
+                print!("{}", runner::row::row_schema());
+            }
             commands::Finish::ok()
         }
         Command::Gate(args) => commands::gate::run(&project, python, args).await,

@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::cli::{GateArgs, RunArgs};
-use crate::probe::pair_ratio::Limits;
-use crate::spec::row::{Row, Trials};
+use crate::limits::Limits;
+use crate::row::Row;
+use crate::spec::Trials;
 
 /// How gates run, from `--trials`, `--request-timeout-ms`, `--machine-wait-ms`.
 #[derive(Debug, Clone, Copy)]

@@ -27,7 +27,7 @@ pub struct GroupGuard {
 }
 
 /// How a stop went: which signal ended the group.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum StopOutcome {
     /// The group was already gone before any signal.

@@ -14,7 +14,7 @@ use crate::logtail;
 use crate::loopback;
 use crate::process::{GroupGuard, StopOutcome};
 use crate::spec::profile::{Launch, NotApplicable, Profile};
-use crate::spec::row::ServerSettings;
+use crate::spec::ServerSettings;
 
 /// Lines of server log shown with a failure.
 pub const LOG_TAIL_LINES: usize = 20;

@@ -4,8 +4,10 @@
 use std::cell::RefCell;
 
 use crate::event::Event;
-use crate::gate::{run_gate, GateContext, GateResult};
-use crate::spec::{Profile, Row};
+use crate::gate::{run_gate, GateContext};
+use crate::result::GateResult;
+use crate::row::Row;
+use crate::spec::Profile;
 
 /// One row on one server.
 #[derive(Debug, Clone)]

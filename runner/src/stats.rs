@@ -11,7 +11,7 @@
 use serde::Serialize;
 
 /// Median and extremes of a set of figures.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Spread {
     pub median: f64,
     pub min: f64,

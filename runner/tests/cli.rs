@@ -52,13 +52,31 @@ fn bad_flag_is_exit_2_naming_the_flag() {
 }
 
 fn schema_matches(checked_in: &str) -> Result<(), String> {
-    let out = runner().arg("schema").output().unwrap();
+    generated_matches(&["schema"], "specs/row.schema.json", checked_in)
+}
+
+fn generated_matches(args: &[&str], file: &str, checked_in: &str) -> Result<(), String> {
+    let out = runner().args(args).output().unwrap();
     let generated = String::from_utf8(out.stdout).unwrap();
     if generated == checked_in {
         Ok(())
     } else {
-        Err("specs/row.schema.json is out of date: run `cargo run -p runner -- schema > specs/row.schema.json`".into())
+        Err(format!(
+            "{file} is out of date: run `cargo run -p runner -- {} > {file}`",
+            args.join(" ")
+        ))
     }
+}
+
+#[test]
+fn the_checked_in_report_schema_is_current() {
+    let file = "runner/schema/report.schema.json";
+    let checked_in = std::fs::read_to_string(common::root().join(file)).unwrap();
+    generated_matches(&["schema", "--report"], file, &checked_in).unwrap();
+    // Twin: a schema that lost a probe kind's figures is caught.
+    let stale = checked_in.replacen("\"keepalive-isolation\"", "\"keepalive\"", 1);
+    assert_ne!(stale, checked_in);
+    assert!(generated_matches(&["schema", "--report"], file, &stale).is_err());
 }
 
 #[test]

@@ -81,15 +81,17 @@ fn a_real_run_writes_reports_that_validate_against_their_schemas() {
     // JSON: every probe kind present, valid against the schema...
     let validator = json_schema();
     let results = report["results"].as_array().unwrap();
-    assert_eq!(results.len(), 3);
-    let probes: Vec<&str> = results
-        .iter()
-        .map(|r| r["row"]["probe"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        probes,
-        ["keepalive-isolation", "worker-census", "pair-ratio"]
-    );
+    // One result per row in specs/, each naming a registered probe kind.
+    let rows = runner::row::resolve_rows(&common::root().join("specs"), &[]).unwrap();
+    assert_eq!(results.len(), rows.len());
+    for (r, row) in results.iter().zip(&rows) {
+        assert_eq!(r["row"]["probe"].as_str(), Some(row.probe.name()));
+        if !r["figures"].is_null() {
+            assert_eq!(r["figures"]["kind"].as_str(), Some(row.probe.name()));
+        }
+    }
+    // The twins below break the pair-ratio result (E19, third in id order).
+    assert_eq!(results[2]["row"]["id"], "E19");
     let errors = json_errors(&validator, &report);
     assert!(errors.is_empty(), "{errors:#?}");
     // ...and its twins, broken, are not.

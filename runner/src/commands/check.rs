@@ -19,7 +19,7 @@ pub fn run(project: &Project, files: &[PathBuf]) -> Finish {
     };
     let mut bad = 0;
     for f in &files {
-        match spec::load_row(f) {
+        match runner::row::load_row(f) {
             Ok(row) => println!("ok    {} ({})", f.display(), row.id),
             Err(e) => {
                 bad += 1;

@@ -24,7 +24,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
         Ok(o) => o,
         Err(e) => return unusable(&e),
     };
-    let rows = match spec::resolve_rows(&project.specs_dir(), &opts.rows) {
+    let rows = match runner::row::resolve_rows(&project.specs_dir(), &opts.rows) {
         Ok(r) => r,
         Err(e) => return unusable(&e.to_string()),
     };

@@ -14,7 +14,7 @@ pub fn run(project: &Project) -> Finish {
     };
     let mut out = std::io::stdout().lock();
     for f in files {
-        match spec::load_row(&f) {
+        match runner::row::load_row(&f) {
             Ok(row) => {
                 let _ = writeln!(out, "{:<6} {:<20} {}", row.id, row.probe.name(), row.title);
             }

@@ -54,7 +54,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
         Ok(o) => o,
         Err(e) => return unusable(&e),
     };
-    let rows = match spec::resolve_rows(&project.specs_dir(), &args.rows) {
+    let rows = match runner::row::resolve_rows(&project.specs_dir(), &args.rows) {
         Ok(r) => r,
         Err(e) => return unusable(&e.to_string()),
     };

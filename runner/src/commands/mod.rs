@@ -48,7 +48,7 @@ pub fn unusable(message: &str) -> Finish {
 pub async fn run_jobs_interruptible(
     project: &runner::project::Project,
     python: Option<&std::path::Path>,
-    limits: runner::probe::pair_ratio::Limits,
+    limits: runner::limits::Limits,
     jobs: &[runner::session::Job],
     progress: &std::cell::RefCell<runner::session::Progress>,
     emit: &mut dyn FnMut(runner::event::Event<'_>),

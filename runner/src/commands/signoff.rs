@@ -17,13 +17,13 @@ use runner::export::junit::JunitExporter;
 use runner::export::markdown::MarkdownExporter;
 use runner::export::{iso8601, ExportInput, Exporter};
 use runner::fingerprint::Fingerprint;
-use runner::gate::GateResult;
 use runner::options::RunOptions;
 use runner::project::Project;
 use runner::report::terminal::Terminal;
+use runner::result::GateResult;
 use runner::session::{Job, Progress};
 use runner::spec;
-use runner::spec::row::Trials;
+use runner::spec::Trials;
 
 use super::{unusable, Finish};
 
@@ -33,7 +33,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SignoffArgs) -
         Ok(r) => r,
         Err(e) => return unusable(&e),
     };
-    let rows = match spec::resolve_rows(&project.specs_dir(), &args.rows) {
+    let rows = match runner::row::resolve_rows(&project.specs_dir(), &args.rows) {
         Ok(r) => r,
         Err(e) => return unusable(&e.to_string()),
     };

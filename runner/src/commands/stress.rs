@@ -20,11 +20,12 @@ use serde_json::Value;
 use runner::cli::StressArgs;
 use runner::event::Event;
 use runner::exit::Outcome;
-use runner::gate::{GateContext, GateResult};
+use runner::gate::GateContext;
 use runner::noise::{Load, Noise};
 use runner::options::RunOptions;
 use runner::project::Project;
 use runner::report::terminal::Terminal;
+use runner::result::GateResult;
 use runner::session::{run_jobs, Job, Progress};
 use runner::stats::Spread;
 use runner::verdict::Verdict;
@@ -240,10 +241,11 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &StressArgs) ->
         Ok(o) => o,
         Err(e) => return unusable(&e),
     };
-    let rows = match spec::resolve_rows(&project.specs_dir(), std::slice::from_ref(&args.row)) {
-        Ok(r) => r,
-        Err(e) => return unusable(&e.to_string()),
-    };
+    let rows =
+        match runner::row::resolve_rows(&project.specs_dir(), std::slice::from_ref(&args.row)) {
+            Ok(r) => r,
+            Err(e) => return unusable(&e.to_string()),
+        };
     let profile = match spec::resolve_profile(&project.servers_dir(), &args.server) {
         Ok(p) => p,
         Err(e) => return unusable(&e.to_string()),

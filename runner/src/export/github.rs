@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::junit::{case_name, message};
 use super::relative;
-use crate::gate::GateResult;
+use crate::result::GateResult;
 use crate::verdict::Verdict;
 
 /// Whether this process runs as a GitHub Actions step.

@@ -9,8 +9,8 @@
 use std::fmt::Write;
 
 use super::{iso8601, relative, ExportInput, Exporter};
-use crate::gate::GateResult;
 use crate::report::terminal::render_gate;
+use crate::result::GateResult;
 use crate::verdict::Verdict;
 
 pub struct JunitExporter;
@@ -55,7 +55,7 @@ pub fn render(input: &ExportInput<'_>) -> String {
     // Servers in order of first appearance, each with its results.
     let mut servers: Vec<(&str, Vec<&GateResult>)> = Vec::new();
     for r in input.results {
-        let name = r.server.profile.as_str();
+        let name = r.profile.as_str();
         match servers.iter_mut().find(|(s, _)| *s == name) {
             Some((_, list)) => list.push(r),
             None => servers.push((name, vec![r])),
@@ -106,7 +106,7 @@ fn property(s: &mut String, name: &str, value: &str) {
 
 /// The name the `gates` harness gives this gate's trial.
 pub fn case_name(r: &GateResult) -> String {
-    format!("{}::{}", r.row.id, r.server.profile)
+    format!("{}::{}", r.row.id, r.profile)
 }
 
 /// The one-line message of a gate that did not pass: its verdict, reason
@@ -142,7 +142,7 @@ fn testcase(s: &mut String, input: &ExportInput<'_>, r: &GateResult) {
             "{}\nrow: {file}:{}\nserver: {}\n",
             message(r),
             r.row.line,
-            r.server.profile
+            r.profile
         );
         if !r.judgement.headline.is_empty() {
             let _ = writeln!(b, "figures: {}", r.judgement.headline);
@@ -174,9 +174,9 @@ fn testcase(s: &mut String, input: &ExportInput<'_>, r: &GateResult) {
         None => {}
     }
     let mut out = render_gate(r);
-    if r.verdict() == Verdict::Pass {
+    if let (Verdict::Pass, Some(log)) = (r.verdict(), r.first_log()) {
         // render_gate shows a tail only for other verdicts; a pass has none.
-        out.push_str(&format!("server log: {}\n", r.server.log.display()));
+        out.push_str(&format!("server log: {}\n", log.display()));
     }
     let _ = writeln!(s, "      <system-out>{}</system-out>", text(&out));
     s.push_str("    </testcase>\n");

@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use super::{relative, ExportInput, Exporter};
-use crate::gate::GateResult;
+use crate::result::GateResult;
 use crate::verdict::Verdict;
 
 #[derive(Default)]
@@ -38,7 +38,7 @@ impl Exporter for MarkdownExporter {
                 s,
                 "| {} | {} | {} | {} | {} |",
                 cell(&r.row.id),
-                cell(&r.server.profile),
+                cell(&r.profile),
                 verdict(r.verdict()),
                 cell(&r.judgement.headline),
                 cell(&r.judgement.reason)
@@ -96,7 +96,7 @@ fn details(s: &mut String, input: &ExportInput<'_>, r: &GateResult) {
         s,
         "<details><summary>{} on {} ({}:{}): {}</summary>\n",
         cell(&r.row.id),
-        cell(&r.server.profile),
+        cell(&r.profile),
         cell(&relative(input.root, &r.row.file)),
         r.row.line,
         verdict(r.verdict()).trim_matches('*')
@@ -105,11 +105,11 @@ fn details(s: &mut String, input: &ExportInput<'_>, r: &GateResult) {
     if r.verdict() != Verdict::NotApplicable {
         let _ = writeln!(s, "confidence: {}\n", cell(&r.judgement.confidence));
     }
-    if let Some(tail) = &r.log_tail {
+    if let (Some(tail), Some(log)) = (&r.log_tail, r.first_log()) {
         let _ = writeln!(
             s,
             "server log tail ({}):\n\n```text\n{}\n```",
-            cell(&r.server.log.display().to_string()),
+            cell(&log.display().to_string()),
             // A fence inside the log must not close ours.
             tail.replace("```", "'''")
         );

@@ -11,8 +11,8 @@ pub mod markdown;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::gate::GateResult;
 use crate::report::json::Interrupted;
+use crate::result::GateResult;
 
 /// Everything an exporter may show: the results of one run and where it ran.
 pub struct ExportInput<'a> {
@@ -183,8 +183,10 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::gate::{RowRef, ServerRun};
-    use crate::verdict::{Judgement, Verdict};
+    use crate::probe::Judgement;
+    use crate::result::RowRef;
+    use crate::server_pool::ServerRun;
+    use crate::verdict::Verdict;
 
     /// A result of E19 on granian with `verdict`, as reports see it.
     pub(crate) fn sample(verdict: Verdict, reason: &str) -> GateResult {
@@ -199,7 +201,7 @@ pub(crate) mod tests {
                 file: PathBuf::from("/work/main/specs/E19.yaml"),
                 line: 6,
             },
-            server: ServerRun {
+            servers: vec![ServerRun {
                 profile: "granian".into(),
                 settings: "threads=2".into(),
                 argv: vec!["python".into()],
@@ -209,8 +211,8 @@ pub(crate) mod tests {
                 survivors: false,
                 stopped: Some(crate::process::StopOutcome::Terminated),
                 log_dropped_bytes: 0,
-            },
-            other_servers: Vec::new(),
+            }],
+            profile: "granian".into(),
             judgement,
             run: None,
             log_tail: (verdict != Verdict::Pass)

@@ -1,12 +1,16 @@
 //! The JSON report (`--json`): every gate's row, server, verdict, figures and
-//! raw trial times, in one document.
+//! raw trial times, in one document. Its JSON Schema is generated from these
+//! types (`runner schema --report`, checked in as
+//! runner/schema/report.schema.json; a test fails when it is stale).
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::gate::GateResult;
+use crate::result::GateResult;
 
 /// The document `--json` prints.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Report<'a> {
     pub runner_version: &'static str,
     pub interrupted: Option<Interrupted>,
@@ -14,7 +18,7 @@ pub struct Report<'a> {
 }
 
 /// Where a run was when a signal stopped it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Interrupted {
     pub signal: String,
     /// The gate in progress (`E19 on granian`), if any.
@@ -31,4 +35,10 @@ pub fn render(results: &[GateResult], interrupted: Option<Interrupted>) -> Strin
     };
     serde_json::to_string_pretty(&report)
         .unwrap_or_else(|e| format!("{{\"error\": \"cannot render the report: {e}\"}}"))
+}
+
+/// The JSON Schema of the report (runner/schema/report.schema.json).
+pub fn report_schema() -> String {
+    let schema = schemars::schema_for!(Report<'static>);
+    serde_json::to_string_pretty(&schema).unwrap_or_default() + "\n"
 }

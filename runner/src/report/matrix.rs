@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::gate::GateResult;
+use crate::probe::ProbeKind;
 use crate::report::json::Interrupted;
+use crate::result::GateResult;
 use crate::server_status::ServerStatus;
 use crate::verdict::Verdict;
 
@@ -99,15 +100,14 @@ impl Matrix<'_> {
             if c.headline.is_empty() {
                 continue;
             }
-            let line = match c.probe.as_deref() {
-                Some("pair-ratio") => "pair-ratio cells: ratio of the mode under test / ratio of the control \
-                     (two requests at once against one alone; about 1.0x is parallel, 2.0x serial)"
-                    .to_string(),
-                Some(probe) => format!(
-                    "{probe} cells: the gate's key figure; `runner gate ROW --server NAME` prints its table"
-                ),
-                None => continue,
+            let Some(kind) = c
+                .probe
+                .as_deref()
+                .and_then(|p| ProbeKind::ALL.iter().find(|k| k.name() == p))
+            else {
+                continue;
             };
+            let line = kind.legend().to_string();
             if !out.contains(&line) {
                 out.push(line);
             }

@@ -4,11 +4,9 @@
 use std::io::{IsTerminal, Write};
 
 use crate::event::Event;
-use crate::gate::GateResult;
 use crate::pyenv::EnvProgress;
-use crate::verdict::{
-    CensusFigures, Figures, KeepaliveFigures, ModeFigures, PairRatioFigures, Verdict,
-};
+use crate::result::GateResult;
+use crate::verdict::Verdict;
 
 /// Writes progress to stderr and results to `out`.
 pub struct Terminal<W: Write> {
@@ -109,7 +107,7 @@ impl<W: Write> Terminal<W> {
                 "  {:<14} {:<10} {:<8} {}",
                 r.verdict().label(),
                 r.row.id,
-                r.server.profile,
+                r.profile,
                 headline(r)
             );
         }
@@ -118,96 +116,6 @@ impl<W: Write> Terminal<W> {
 
 fn headline(r: &GateResult) -> String {
     r.judgement.headline.clone()
-}
-
-fn mode_line(m: &ModeFigures) -> String {
-    format!(
-        "  {:<12} {:>9.1} {:>9.1} {:>7.2}x   {:<20} {:>9}   {}\n",
-        m.name,
-        m.single_ms.min,
-        m.pair_ms.min,
-        m.ratio,
-        format!(
-            "{:.2} [{:.2}-{:.2}]",
-            m.trial_ratios.median, m.trial_ratios.min, m.trial_ratios.max
-        ),
-        m.bound.to_string(),
-        if m.holds { "ok" } else { "no" }
-    )
-}
-
-fn ok(holds: bool) -> &'static str {
-    if holds {
-        "ok"
-    } else {
-        "no"
-    }
-}
-
-fn pair_ratio_table(f: &PairRatioFigures, s: &mut String) {
-    s.push_str(&format!(
-        "  {:<12} {:>9} {:>9} {:>8}   {:<20} {:>9}\n",
-        "mode", "single ms", "pair ms", "ratio", "trials med [range]", "bound"
-    ));
-    s.push_str(&mode_line(&f.under_test));
-    s.push_str(&mode_line(&f.control));
-    s.push_str(&format!(
-        "  {:<12} {:>9} {:>9} {:>7.2}x   {:<20} {:>9}   {}\n",
-        "capacity",
-        "",
-        "",
-        f.capacity,
-        format!(
-            "{:.2} [{:.2}-{:.2}]",
-            f.capacity_trials.median, f.capacity_trials.min, f.capacity_trials.max
-        ),
-        format!("<= {:.2}x", f.capacity_at_most),
-        ok(f.capacity <= f.capacity_at_most)
-    ));
-    s.push_str(&format!(
-        "  ({} trials; single and pair are the fastest of each; ratio = min pair / min single)\n",
-        f.trials
-    ));
-}
-
-fn keepalive_table(f: &KeepaliveFigures, s: &mut String) {
-    s.push_str(&format!(
-        "  {:<40} {:>8}   {:>9}\n",
-        "figure (over S = ".to_string() + &f.slow_ms.to_string() + " ms)",
-        "value",
-        "bound"
-    ));
-    for c in &f.checks {
-        s.push_str(&format!(
-            "  {:<40} {:>8.3}   {:>9}   {}\n",
-            c.name,
-            c.value,
-            c.bound.to_string(),
-            ok(c.holds)
-        ));
-    }
-    s.push_str(&format!(
-        "  {:<40} {:>8.3}   (control: B waits behind A)\n",
-        "control B over S (best trial)", f.control_ratio
-    ));
-    s.push_str(&format!("  ({} trials)\n", f.trials));
-}
-
-fn census_table(f: &CensusFigures, s: &mut String) {
-    s.push_str(&format!(
-        "  workers {:?} (needs >= {}), at the end {:?}; runtime dead in {:?}; app imported in {:?}\n",
-        f.workers, f.workers_at_least, f.workers_after, f.dead_runtimes, f.import_pids
-    ));
-    if let Some(fc) = &f.fork_control {
-        s.push_str(&format!(
-            "  fork control: parent alive={}, forked child alive={} (check: {})\n",
-            fc.parent.alive, fc.child.alive, fc.child.check
-        ));
-    }
-    if let Some(p) = &f.pair_ratio {
-        s.push_str("  parallel across processes:\n");
-        pair_ratio_table(p, s);
-    }
 }
 
 /// A gate's table and verdict line.
@@ -225,11 +133,11 @@ pub fn render_gate(r: &GateResult) -> String {
             server.log.display()
         ));
     }
-    match &r.judgement.figures {
-        Some(Figures::PairRatio(f)) => pair_ratio_table(f, &mut s),
-        Some(Figures::Keepalive(f)) => keepalive_table(f, &mut s),
-        Some(Figures::Census(f)) => census_table(f, &mut s),
-        None => {}
+    if r.servers.is_empty() {
+        s.push_str(&format!("  no server ({})\n", r.profile));
+    }
+    if let Some(f) = &r.judgement.figures {
+        f.render(&mut s);
     }
     for w in &r.judgement.warnings {
         s.push_str(&format!("  warning: {w}\n"));
@@ -238,18 +146,15 @@ pub fn render_gate(r: &GateResult) -> String {
         "{} {} on {}: {}\n",
         r.verdict().label().to_uppercase(),
         r.row.id,
-        r.server.profile,
+        r.profile,
         r.judgement.reason
     ));
     if r.verdict() == Verdict::Pass || r.verdict() == Verdict::Fail {
         s.push_str(&format!("  confidence: {}\n", r.judgement.confidence));
     }
-    if let Some(tail) = &r.log_tail {
+    if let (Some(tail), Some(log)) = (&r.log_tail, r.first_log()) {
         if r.verdict() != Verdict::Pass {
-            s.push_str(&format!(
-                "  server log tail ({}):\n",
-                r.server.log.display()
-            ));
+            s.push_str(&format!("  server log tail ({}):\n", log.display()));
             for line in tail.lines() {
                 s.push_str(&format!("    | {line}\n"));
             }

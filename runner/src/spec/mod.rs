@@ -1,18 +1,50 @@
 //! The spec files: SPEC rows (`specs/*.yaml`) and server profiles
 //! (`specs/servers/*.yaml`), found by id or name, or given as paths.
 
+pub mod check;
 pub mod error;
 pub mod locate;
+pub mod mode;
 pub mod profile;
-pub mod row;
+pub mod settings;
+pub mod trials;
 
 use std::path::{Path, PathBuf};
 
 pub use error::SpecError;
+pub use mode::{Bound, Mode, ModeFile, Role};
 pub use profile::{load_profile, Profile};
-pub use row::{load_row, Row};
+pub use settings::ServerSettings;
+pub use trials::Trials;
 
-/// Every row file in `dir` (not recursive: `servers/` holds profiles).
+/// The largest file we read as a row or profile; a row is a few hundred bytes.
+const MAX_SPEC_BYTES: u64 = 256 * 1024;
+
+/// Reads a spec file, refusing oversized and non-UTF-8 files with a message.
+pub fn read_bounded(file: &Path) -> Result<String, SpecError> {
+    let meta =
+        std::fs::metadata(file).map_err(|e| SpecError::new(file, format!("cannot read: {e}")))?;
+    if meta.len() > MAX_SPEC_BYTES {
+        return Err(SpecError::new(
+            file,
+            format!(
+                "is {} bytes; a spec file is at most {MAX_SPEC_BYTES}",
+                meta.len()
+            ),
+        ));
+    }
+    let bytes =
+        std::fs::read(file).map_err(|e| SpecError::new(file, format!("cannot read: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        let valid = &e.as_bytes()[..offset];
+        let line = valid.iter().filter(|b| **b == b'\n').count() + 1;
+        let column = offset - valid.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1) + 1;
+        SpecError::new(file, "is not UTF-8 text").at(locate::Location { line, column })
+    })
+}
+
+/// Every YAML file in `dir` (not recursive: `specs/servers/` holds profiles).
 pub fn row_files(dir: &Path) -> Result<Vec<PathBuf>, SpecError> {
     let entries = std::fs::read_dir(dir)
         .map_err(|e| SpecError::new(dir, format!("cannot list rows: {e}")))?;
@@ -23,43 +55,6 @@ pub fn row_files(dir: &Path) -> Result<Vec<PathBuf>, SpecError> {
         .collect();
     files.sort();
     Ok(files)
-}
-
-/// Resolves each of `wanted` (a row id, a path to a row file, or `all`);
-/// nothing wanted means all.
-pub fn resolve_rows(dir: &Path, wanted: &[String]) -> Result<Vec<Row>, SpecError> {
-    let all = ["all".to_string()];
-    let wanted = if wanted.is_empty() { &all[..] } else { wanted };
-    let mut rows = Vec::new();
-    for w in wanted {
-        if w == "all" {
-            for f in row_files(dir)? {
-                rows.push(load_row(&f)?);
-            }
-            continue;
-        }
-        let as_path = Path::new(w);
-        if w.ends_with(".yaml") || w.ends_with(".yml") || as_path.components().count() > 1 {
-            rows.push(load_row(as_path)?);
-            continue;
-        }
-        let file = dir.join(format!("{w}.yaml"));
-        if !file.is_file() {
-            let known: Vec<String> = row_files(dir)?
-                .iter()
-                .filter_map(|p| p.file_stem().and_then(|s| s.to_str()).map(String::from))
-                .collect();
-            return Err(SpecError::new(
-                dir,
-                format!(
-                    "no row {w:?}; known rows: {} (or give a path to a row file)",
-                    known.join(", ")
-                ),
-            ));
-        }
-        rows.push(load_row(&file)?);
-    }
-    Ok(rows)
 }
 
 /// Resolves a server profile by name (`specs/servers/NAME.yaml`) or path.

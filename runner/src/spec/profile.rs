@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use super::error::{from_yaml, SpecError};
 use super::locate::locate;
-use super::row::{read_bounded, ServerSettings};
+use super::read_bounded;
+use super::settings::ServerSettings;
 
 /// The placeholders a profile may use. `{program}` needs a `program:` block;
 /// `{threads}` and `{workers}` in `argv` need the row to set that knob.
@@ -42,6 +43,21 @@ pub struct ProfileFile {
     pub env: BTreeMap<String, String>,
     /// Grace between SIGTERM and SIGKILL when stopping, in ms.
     pub stop_grace_ms: u64,
+    /// Known deviations of this server that the probes must allow for.
+    #[serde(default)]
+    pub quirks: Quirks,
+}
+
+/// Known deviations of a server, declared in its profile so that the
+/// generic probes never special-case a server by name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Quirks {
+    /// The server hands the app `REMOTE_PORT` with its two bytes swapped
+    /// (uWSGI's HTTP router, unbit/uwsgi#1889): a reply naming the swapped
+    /// port still came back on its own connection, and the report says so.
+    #[serde(default)]
+    pub peer_port_byte_swapped: bool,
 }
 
 /// Where an external server program is: the variable that names it, else a
@@ -91,6 +107,7 @@ pub struct Profile {
     pub ready: Ready,
     pub env: BTreeMap<String, String>,
     pub stop_grace_ms: u64,
+    pub quirks: Quirks,
     pub file: PathBuf,
 }
 
@@ -437,6 +454,7 @@ pub fn load_profile(file: &Path) -> Result<Profile, SpecError> {
         ready: raw.ready,
         env: raw.env,
         stop_grace_ms: raw.stop_grace_ms,
+        quirks: raw.quirks,
         file: file.to_path_buf(),
     })
 }

@@ -1,4 +1,4 @@
-//! Worker-census verdicts (E15). The fork control must show the detector can
+//! Judging a worker census (E15). The fork control must show the detector can
 //! read "dead", or the census proves nothing: cannot judge. Then every
 //! request must succeed, the runtime must run in every worker, the census
 //! must see enough distinct workers, the same ones at the end as at the
@@ -6,14 +6,17 @@
 
 use std::collections::BTreeSet;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::{judge_pair_ratio, Figures, Judgement, PairRatioFigures, Verdict};
-use crate::probe::census::{CensusRun, ForkControl};
-use crate::spec::row::{CensusPlan, Trials};
+use super::measure::{CensusRun, ForkControl};
+use super::CensusPlan;
+use crate::probe::pair_ratio::{self, PairRatioFigures};
+use crate::spec::Trials;
+use crate::verdict::{Judged, Verdict};
 
 /// The judged figures of a census.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CensusFigures {
     pub fork_control: Option<ForkControl>,
     pub workers: BTreeSet<u32>,
@@ -27,10 +30,12 @@ pub struct CensusFigures {
     pub pair_ratio: Option<PairRatioFigures>,
 }
 
-pub fn judge_census(plan: &CensusPlan, trials: Trials, run: &CensusRun) -> Judgement {
+/// Judges a census; its pair-ratio half (where the row has one) is judged
+/// by that kind and decides whether more trials are wanted.
+pub fn judge(plan: &CensusPlan, trials: Trials, run: &CensusRun) -> Judged<CensusFigures> {
     let fork = match &run.fork_control {
         Err(e) => {
-            return Judgement::bare(
+            return Judged::bare(
                 Verdict::CannotJudge,
                 format!("the fork control could not run: {e}"),
             )
@@ -38,13 +43,13 @@ pub fn judge_census(plan: &CensusPlan, trials: Trials, run: &CensusRun) -> Judge
         Ok(f) => f.clone(),
     };
     if !fork.parent.alive {
-        return Judgement::bare(
+        return Judged::bare(
             Verdict::CannotJudge,
             "the fork control's parent reads its own runtime dead; the detector (fixtures/bareapp/runtime.py) is broken".into(),
         );
     }
     if fork.child.alive {
-        return Judgement::bare(
+        return Judged::bare(
             Verdict::CannotJudge,
             format!(
                 "the detector is blind: a forked child reads its runtime alive (check: {}), so a worker's \"alive\" would mean nothing",
@@ -62,7 +67,7 @@ pub fn judge_census(plan: &CensusPlan, trials: Trials, run: &CensusRun) -> Judge
         .pair_ratio
         .as_ref()
         .zip(plan.pair_ratio.as_ref())
-        .map(|(r, p)| judge_pair_ratio(p, trials, r, true));
+        .map(|(r, p)| pair_ratio::judge::judge(p, trials, r).concluded());
     let figures = CensusFigures {
         fork_control: Some(fork),
         workers_at_least: plan.workers_at_least,
@@ -70,10 +75,7 @@ pub fn judge_census(plan: &CensusPlan, trials: Trials, run: &CensusRun) -> Judge
         check: replies.first().map_or(String::new(), |r| r.check.clone()),
         replies: replies.len(),
         dead_runtimes: dead.clone(),
-        pair_ratio: pair.as_ref().and_then(|j| match &j.figures {
-            Some(Figures::PairRatio(f)) => Some((**f).clone()),
-            _ => None,
-        }),
+        pair_ratio: pair.as_ref().and_then(|j| j.figures.clone()),
         workers: workers.clone(),
         workers_after: workers_after.clone(),
     };
@@ -124,13 +126,14 @@ pub fn judge_census(plan: &CensusPlan, trials: Trials, run: &CensusRun) -> Judge
         figures.check
     );
     let pair_warnings = pair.as_ref().map_or(Vec::new(), |j| j.warnings.clone());
-    let wrap = |verdict, reason, confidence| Judgement {
+    let wrap = |verdict, reason, confidence| Judged {
         verdict,
         reason,
         confidence,
-        figures: Some(Figures::Census(Box::new(figures.clone()))),
+        figures: Some(figures.clone()),
         warnings: pair_warnings.clone(),
         headline: headline.clone(),
+        unsettled: None,
     };
     if !failed.is_empty() {
         return wrap(Verdict::Fail, failed.join("; "), confidence);

@@ -1,5 +1,4 @@
-//! The keepalive-isolation probe (C5): does a slow view on one kept-alive
-//! connection hold the others behind it?
+//! Measuring a keepalive-isolation run (C5).
 //!
 //! Two connections A and B, each with one completed request first (B's is
 //! timed: a server that pins a thread to each kept-alive connection makes it
@@ -13,16 +12,19 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::KeepalivePlan;
 use crate::digest::WorkDigest;
 use crate::http::{Connection, HttpError, Reply};
-use crate::probe::pair_ratio::{Limits, TrialProgress};
+use crate::limits::Limits;
 use crate::probe::seeds::Seeds;
-use crate::spec::row::{KeepalivePlan, Mode, Trials};
+use crate::spec::{Mode, Trials};
+use crate::trial::{ProbeEvent, TrialLoop};
 
 /// One trial's latencies, each over S; None where the request failed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct KeepaliveTrial {
     pub b_over_s: Option<f64>,
     pub a_over_s: Option<f64>,
@@ -30,7 +32,7 @@ pub struct KeepaliveTrial {
 }
 
 /// What one mode measured.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct KeepaliveModeRun {
     pub name: String,
     /// B's warm-up request, before any slow view, over S.
@@ -41,7 +43,7 @@ pub struct KeepaliveModeRun {
 }
 
 /// Both modes.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct KeepaliveRun {
     pub under_test: KeepaliveModeRun,
     pub control: KeepaliveModeRun,
@@ -68,8 +70,16 @@ struct Ctx<'a> {
 impl Ctx<'_> {
     fn fast_url(&mut self) -> (String, u64) {
         let seed = self.seeds.next().unwrap_or_default();
+        let sep = if self.plan.fast_route.contains('?') {
+            '&'
+        } else {
+            '?'
+        };
         (
-            format!("/work?mode=release&kib={}&seed={seed}", self.plan.fast_kib),
+            format!(
+                "{}{sep}kib={}&seed={seed}",
+                self.plan.fast_route, self.plan.fast_kib
+            ),
             seed,
         )
     }
@@ -124,7 +134,8 @@ async fn trial(ctx: &mut Ctx<'_>, lane: &mut Lane, run: &mut KeepaliveModeRun) {
     let plan = ctx.plan;
     ctx.next_id += 1;
     let id = ctx.next_id;
-    let slow_url = format!("/slow?ms={}&id={id}", plan.slow_ms);
+    let slow_url = plan.slow_url(id);
+    let slow_reply = plan.slow_reply_for(id);
     let (b_url, b_seed) = ctx.fast_url();
     let (c_url, c_seed) = ctx.fast_url();
     // A may take S plus the usual bound; B and C are bounded the same way,
@@ -156,7 +167,7 @@ async fn trial(ctx: &mut Ctx<'_>, lane: &mut Lane, run: &mut KeepaliveModeRun) {
         c_over_s: None,
     };
     match ra {
-        Ok(r) if r.status == 200 && r.text().trim() == format!("slept id={id}") => {
+        Ok(r) if r.status == 200 && r.text().trim() == slow_reply => {
             t.a_over_s = Some(ctx.over_s(r.elapsed))
         }
         Ok(r) => run.problems.push(format!(
@@ -195,7 +206,7 @@ pub async fn run(
     trials: Trials,
     limits: Limits,
     settled: &dyn Fn(&KeepaliveRun) -> bool,
-    progress: &mut dyn FnMut(TrialProgress),
+    emit: &mut dyn FnMut(ProbeEvent),
 ) -> KeepaliveRun {
     let mut out = KeepaliveRun {
         under_test: mode_run(&plan.under_test),
@@ -226,9 +237,9 @@ pub async fn run(
             }
         }
     }
-    for n in 0..trials.max {
-        let order = if n % 2 == 0 { [0, 1] } else { [1, 0] };
-        for slot in order {
+    let mut trials = TrialLoop::new(trials);
+    while let Some(t) = trials.next(|| settled(&out)) {
+        for slot in t.order() {
             let run = if slot == 0 {
                 &mut out.under_test
             } else {
@@ -236,14 +247,8 @@ pub async fn run(
             };
             trial(&mut ctx, &mut lanes[slot], run).await;
         }
-        out.trials_done = n + 1;
-        progress(TrialProgress {
-            trial: n + 1,
-            of: trials.max,
-        });
-        if n + 1 >= trials.min && settled(&out) {
-            break;
-        }
+        out.trials_done = t.index + 1;
+        emit(t.done());
     }
     out
 }

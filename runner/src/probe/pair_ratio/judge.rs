@@ -1,18 +1,20 @@
-//! Pair-ratio verdicts (E19): a pass needs the no-server capacity control to
+//! Judging a pair-ratio run (E19): a pass needs the no-server capacity control to
 //! show a free core, the control mode to separate as designed, and then the
 //! mode under test to meet its bound with the gap to the control. If the
 //! capacity or the control does not hold, the probe could not have failed,
 //! so the verdict is "cannot judge", never pass.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::{margin, Figures, Judgement, Verdict, Warning};
-use crate::probe::pair_ratio::{ModeRun, PairRatioRun};
-use crate::spec::row::{Bound, PairRatioPlan, Trials};
+use super::measure::{ModeRun, PairRatioRun};
+use super::PairRatioPlan;
+use crate::spec::{Bound, Trials};
 use crate::stats::{ratio_of_minima, Spread};
+use crate::verdict::{margin, Judged, Verdict, Warning};
 
 /// Figures of one mode.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ModeFigures {
     pub name: String,
     pub path: String,
@@ -30,7 +32,7 @@ pub struct ModeFigures {
 }
 
 /// The judged figures of a pair-ratio run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct PairRatioFigures {
     pub under_test: ModeFigures,
     pub control: ModeFigures,
@@ -47,15 +49,6 @@ pub struct PairRatioFigures {
     /// mode figures are computed from.
     pub valid_trials: u32,
     pub margins: Margins,
-}
-
-/// A judgement before it is wrapped for reporting.
-struct Assessed {
-    verdict: Verdict,
-    reason: String,
-    confidence: String,
-    figures: Option<PairRatioFigures>,
-    warnings: Vec<Warning>,
 }
 
 fn mode_figures(run: &ModeRun, bound: Bound) -> Option<ModeFigures> {
@@ -82,7 +75,7 @@ fn mode_figures(run: &ModeRun, bound: Bound) -> Option<ModeFigures> {
 
 /// How far each figure stands from its bound, on the side it is on
 /// (positive: the bound holds; negative: it is violated).
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
 pub struct Margins {
     pub under_test: f64,
     pub control: f64,
@@ -90,69 +83,73 @@ pub struct Margins {
     pub capacity: f64,
 }
 
-/// Whether a run's figures already decide its verdict: every figure that
-/// the verdict rests on stands at least `plan.margin` from its bound. The
-/// trial loop stops on this; a run that never gets there is ambiguous.
-///
-/// A fail must hold over twice the trials a pass needs (or the whole
-/// budget): a pass cannot come from noise, which only adds time, but a fail
-/// can, when load lands on every pair of the mode under test.
-pub fn settled(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> bool {
-    if run.broken.is_some() {
-        return true;
-    }
-    let j = assess(plan, trials, run);
-    let Some(f) = &j.figures else { return false };
-    let m = f.margins;
-    let clear = |x: f64| x.abs() >= plan.margin;
-    match j.verdict {
-        // Every bound holds with room to spare.
-        Verdict::Pass => clear(m.under_test) && clear(m.control) && clear(m.gap),
-        // The control clearly separates and the claim clearly misses.
-        Verdict::Fail => {
-            let confirmed = f.valid_trials >= (2 * trials.min).min(trials.max);
-            confirmed && clear(m.control) && (m.under_test <= -plan.margin || m.gap <= -plan.margin)
-        }
-        // No free core or a control that does not separate may be noise
-        // that more trials outlast; keep going until the budget ends.
-        Verdict::CannotJudge | Verdict::NotApplicable => false,
-    }
-}
-
-/// Judges a pair-ratio run against its plan. With `last` set (the trial
-/// budget is spent), a verdict that [`settled`] would not accept becomes
-/// "cannot judge: ambiguous".
-pub fn judge_pair_ratio(
+/// Whether more trials could change a provisional verdict, and why, in
+/// words naming the figure: a pass needs every figure it rests on at least
+/// `plan.margin` from its bound; a fail needs the control clear of its bound,
+/// the claim clearly missed, and (noise only adds time, so it can fake a
+/// fail but never a pass) the fail held over `plan.fail_needs` trials with a
+/// free core. "Cannot judge" always wants more trials: noise may pass.
+fn unsettled(
     plan: &PairRatioPlan,
     trials: Trials,
-    run: &PairRatioRun,
-    last: bool,
-) -> Judgement {
-    let mut a = assess(plan, trials, run);
-    if last && matches!(a.verdict, Verdict::Pass | Verdict::Fail) && !settled(plan, trials, run) {
-        a.reason = format!(
-            "ambiguous after {} trials: a figure stayed within {:.2} of its bound ({}); would have been {}",
-            run.trials_done,
-            plan.margin,
-            a.reason,
-            a.verdict.label()
-        );
-        a.verdict = Verdict::CannotJudge;
-    }
-    let headline = a.figures.as_ref().map_or(String::new(), |f| {
-        format!("{:.2}x/{:.2}x", f.under_test.ratio, f.control.ratio)
-    });
-    Judgement {
-        verdict: a.verdict,
-        reason: a.reason,
-        confidence: a.confidence,
-        figures: a.figures.map(|f| Figures::PairRatio(Box::new(f))),
-        warnings: a.warnings,
-        headline,
+    v: Verdict,
+    f: &PairRatioFigures,
+) -> Option<String> {
+    let m = f.margins;
+    let n = f.trials;
+    let near = |name: &str, value: f64, bound: String, room: f64| {
+        (room.abs() < plan.margin).then(|| {
+            format!(
+                "ambiguous after {n} trials: {name} read {value:.2}, within {:.2} of its bound ({bound})",
+                plan.margin
+            )
+        })
+    };
+    let u = &f.under_test;
+    let c = &f.control;
+    let gap = || near("the gap", f.gap, format!(">= {:.2}", f.gap_at_least), m.gap);
+    match v {
+        Verdict::Pass => near(&u.name, u.ratio, u.bound.to_string(), m.under_test)
+            .or_else(|| near(&c.name, c.ratio, c.bound.to_string(), m.control))
+            .or_else(gap),
+        Verdict::Fail => {
+            let needs = plan.fail_needs(trials);
+            if f.valid_trials < needs {
+                return Some(format!(
+                    "not enough trials with a free core to confirm a fail: {} of {n} (a fail needs {needs})",
+                    f.valid_trials
+                ));
+            }
+            if let Some(why) = near(&c.name, c.ratio, c.bound.to_string(), m.control) {
+                return Some(why);
+            }
+            let clearly_missed = m.under_test <= -plan.margin || m.gap <= -plan.margin;
+            (!clearly_missed).then(|| {
+                near(&u.name, u.ratio, u.bound.to_string(), m.under_test)
+                    .or_else(gap)
+                    .unwrap_or_else(|| format!("ambiguous after {n} trials"))
+            })
+        }
+        Verdict::CannotJudge | Verdict::NotApplicable => Some("no verdict yet".into()),
     }
 }
 
-fn assess(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Assessed {
+/// Judges a pair-ratio run against its plan. The verdict is provisional
+/// while `unsettled` is set; [`Judged::concluded`] makes it final.
+pub fn judge(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Judged<PairRatioFigures> {
+    let mut j = assess(plan, trials, run);
+    j.headline = j.figures.as_ref().map_or(String::new(), |f| {
+        format!("{:.2}x/{:.2}x", f.under_test.ratio, f.control.ratio)
+    });
+    j.unsettled = match (&run.broken, &j.figures) {
+        (Some(_), _) => None,
+        (None, Some(f)) => unsettled(plan, trials, j.verdict, f),
+        (None, None) => Some("no trial completed".into()),
+    };
+    j
+}
+
+fn assess(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Judged<PairRatioFigures> {
     let mut warnings = Vec::new();
     for m in [&run.under_test, &run.control] {
         if !m.digest_checked {
@@ -162,14 +159,12 @@ fn assess(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Assessed 
             });
         }
     }
-    let cannot =
-        |reason: String, figures: Option<PairRatioFigures>, warnings: Vec<Warning>| Assessed {
-            verdict: Verdict::CannotJudge,
-            reason,
-            confidence: "no verdict".into(),
-            figures,
-            warnings,
-        };
+    let cannot = |reason: String, figures: Option<PairRatioFigures>, warnings: Vec<Warning>| {
+        let mut j = Judged::bare(Verdict::CannotJudge, reason);
+        j.figures = figures;
+        j.warnings = warnings;
+        j
+    };
     if let Some(broken) = &run.broken {
         return cannot(
             format!(
@@ -322,12 +317,14 @@ fn assess(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Assessed 
             ),
         )
     };
-    Assessed {
+    Judged {
         verdict,
         reason,
         confidence,
         figures: Some(figures),
         warnings,
+        headline: String::new(),
+        unsettled: None,
     }
 }
 
@@ -335,8 +332,7 @@ fn assess(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Assessed 
 mod tests {
     use super::*;
     use crate::control::ControlSample;
-    use crate::probe::pair_ratio::ModeRun;
-    use crate::spec::row::{Mode, ServerSettings};
+    use crate::spec::{Mode, ServerSettings};
 
     fn plan(under_path: &str, control_path: &str) -> PairRatioPlan {
         let mode = |name: &str, path: &str, bound| Mode {
@@ -353,6 +349,8 @@ mod tests {
             gap_at_least: 0.5,
             capacity_at_most: 1.3,
             margin: 0.1,
+            connections_at_most: 2,
+            fail_confirm_factor: 2,
         }
     }
 
@@ -397,7 +395,7 @@ mod tests {
     const BUDGET: Trials = Trials { min: 5, max: 15 };
 
     fn verdict(p: &PairRatioPlan, r: &PairRatioRun) -> (Verdict, String) {
-        let j = judge_pair_ratio(p, BUDGET, r, true);
+        let j = judge(p, BUDGET, r).concluded();
         (j.verdict, j.reason)
     }
 
@@ -410,8 +408,8 @@ mod tests {
         assert_eq!(v, Verdict::Fail);
         assert!(reason.contains("releasing read 1.98x"), "{reason}");
         // ...so five trials are not yet enough to settle on it.
-        assert!(!settled(&p, BUDGET, &run(&p, 1.98, 2.01, 1.03, 5)));
-        assert!(settled(&p, BUDGET, &run(&p, 1.02, 2.01, 1.03, 5)));
+        assert!(!judge(&p, BUDGET, &run(&p, 1.98, 2.01, 1.03, 5)).settled());
+        assert!(judge(&p, BUDGET, &run(&p, 1.02, 2.01, 1.03, 5)).settled());
     }
 
     #[test]
@@ -425,7 +423,7 @@ mod tests {
             r.capacity[t].pair_ms = 20.0 * 1.03;
             r.under_test.pair_ms[t] = 20.0 * 1.02;
         }
-        let j = judge_pair_ratio(&p, BUDGET, &r, true);
+        let j = judge(&p, BUDGET, &r).concluded();
         assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
         // Twin: with only one clean trial there is no verdict at all.
         let mut r = run(&p, 1.98, 2.01, 2.0, 15);
@@ -466,15 +464,12 @@ mod tests {
         // 1.30 is within 0.10 of 1.35: not settled; at the last trial it is
         // "cannot judge", never a pass.
         let r = run(&p, 1.30, 2.0, 1.03, 15);
-        assert!(!settled(&p, BUDGET, &r));
+        assert!(!judge(&p, BUDGET, &r).settled());
         let (v, reason) = verdict(&p, &r);
         assert_eq!(v, Verdict::CannotJudge);
         assert!(reason.starts_with("ambiguous after 15 trials"), "{reason}");
         // Twin: the same figures before the budget ends are a provisional pass.
-        assert_eq!(
-            judge_pair_ratio(&p, BUDGET, &r, false).verdict,
-            Verdict::Pass
-        );
+        assert_eq!(judge(&p, BUDGET, &r).verdict, Verdict::Pass);
     }
 
     #[test]
@@ -483,7 +478,7 @@ mod tests {
         let mut r = run(&p, 1.02, 2.01, 1.03, 5);
         // One pair of the releasing mode caught a burst of load.
         r.under_test.pair_ms[2] = 60.0;
-        let j = judge_pair_ratio(&p, BUDGET, &r, true);
+        let j = judge(&p, BUDGET, &r).concluded();
         assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
         assert!(
             j.confidence.contains("4 of 5 alone agree for releasing"),

@@ -1,6 +1,6 @@
-//! The worker-census probe (E15): which worker processes serve, and does the
-//! app's runtime (a thread started at import, with a heartbeat) really run
-//! in each of them?
+//! Measuring a worker census (E15): which worker processes serve, and does
+//! the app's runtime (a thread started at import, with a heartbeat) really
+//! run in each of them?
 //!
 //! The detector's own control comes first: the runner imports the fixture
 //! in a plain Python process, forks without exec, and asks both sides
@@ -18,14 +18,16 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::http;
-use crate::probe::pair_ratio::Limits;
+use crate::limits::Limits;
+use crate::probe::pair_ratio::PairRatioRun;
 use crate::process::GroupGuard;
 
 /// What `/runtime` says about one worker.
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, JsonSchema)]
 pub struct RuntimeStatus {
     pub pid: u32,
     pub import_pid: u32,
@@ -38,14 +40,14 @@ pub struct RuntimeStatus {
 }
 
 /// The fork control's two readings.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct ForkControl {
     pub parent: RuntimeStatus,
     pub child: RuntimeStatus,
 }
 
 /// One census pass.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Census {
     pub replies: Vec<RuntimeStatus>,
     pub problems: Vec<String>,
@@ -139,7 +141,7 @@ pub async fn census(addr: SocketAddr, path: &str, requests: u32, limits: Limits)
 }
 
 /// Everything the census probe saw.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CensusRun {
     /// The fork control, or why it could not run.
     pub fork_control: Result<ForkControl, String>,
@@ -147,5 +149,5 @@ pub struct CensusRun {
     pub before: Census,
     pub after: Census,
     /// The cross-process pair ratio, where the row asks for one.
-    pub pair_ratio: Option<crate::probe::pair_ratio::PairRatioRun>,
+    pub pair_ratio: Option<PairRatioRun>,
 }

@@ -1,17 +1,19 @@
-//! Keepalive-isolation verdicts (C5). The control (one thread) must show B
+//! Judging a keepalive-isolation run (C5). The control (one thread) must show B
 //! pinned behind A, or the probe could not fail here: cannot judge. The mode
 //! under test must keep B, B's warm-up and a fresh third connection fast in
 //! every trial, and deliver A's slow reply whole in about S.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::{margin, Figures, Judgement, Verdict};
-use crate::probe::keepalive::{KeepaliveModeRun, KeepaliveRun};
-use crate::spec::row::{Bound, KeepalivePlan};
+use super::measure::{KeepaliveModeRun, KeepaliveRun, KeepaliveTrial};
+use super::KeepalivePlan;
+use crate::spec::Bound;
 use crate::stats::Spread;
+use crate::verdict::{margin, Judged, Verdict};
 
 /// One named check of the mode under test.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Check {
     pub name: &'static str,
     /// The figure, over S.
@@ -21,7 +23,7 @@ pub struct Check {
 }
 
 /// The judged figures of a keepalive-isolation run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct KeepaliveFigures {
     pub slow_ms: u64,
     /// Under test: B's worst latency over S (every trial must be isolated).
@@ -34,10 +36,7 @@ pub struct KeepaliveFigures {
     pub trials: u32,
 }
 
-fn values(
-    run: &KeepaliveModeRun,
-    pick: fn(&crate::probe::keepalive::KeepaliveTrial) -> Option<f64>,
-) -> Vec<f64> {
+fn values(run: &KeepaliveModeRun, pick: fn(&KeepaliveTrial) -> Option<f64>) -> Vec<f64> {
     run.trials.iter().filter_map(pick).collect()
 }
 
@@ -84,30 +83,65 @@ fn checks(plan: &KeepalivePlan, u: &KeepaliveModeRun) -> Vec<Check> {
     out
 }
 
-/// Whether more trials could change the verdict.
-pub fn settled(plan: &KeepalivePlan, run: &KeepaliveRun) -> bool {
-    let j = judge_keepalive(plan, run, false);
-    let Some(Figures::Keepalive(f)) = &j.figures else {
-        return run.broken.is_some();
+/// Why more trials could still change a provisional verdict, naming the
+/// figure; None when the figures decide it.
+fn unsettled(
+    plan: &KeepalivePlan,
+    run: &KeepaliveRun,
+    j: &Judged<KeepaliveFigures>,
+) -> Option<String> {
+    let Some(f) = &j.figures else {
+        return (run.broken.is_none()).then(|| "no trial completed".into());
     };
-    let clear = |c: &Check| margin(c.value, c.bound).abs() >= plan.margin;
-    let control_clear = margin(f.control_ratio, plan.control.bound) >= plan.margin;
+    let n = run.trials_done;
+    let near = |name: &str, value: f64, bound: Bound| {
+        (margin(value, bound).abs() < plan.margin).then(|| {
+            format!(
+                "ambiguous after {n} trials: {name} read {value:.3}, within {:.2} of its bound ({bound})",
+                plan.margin
+            )
+        })
+    };
+    let control = || {
+        (margin(f.control_ratio, plan.control.bound) < plan.margin).then(|| {
+            format!(
+                "ambiguous after {n} trials: the control's B over S read {:.3}, within {:.2} of its bound ({})",
+                f.control_ratio, plan.margin, plan.control.bound
+            )
+        })
+    };
     match j.verdict {
-        Verdict::Pass => control_clear && f.checks.iter().all(clear),
-        Verdict::Fail => {
-            control_clear
-                && (f.checks.iter().any(|c| !c.holds && clear(c))
-                    || !run.under_test.problems.is_empty())
+        Verdict::Pass => {
+            control().or_else(|| f.checks.iter().find_map(|c| near(c.name, c.value, c.bound)))
         }
-        _ => false,
+        Verdict::Fail => control().or_else(|| {
+            let decided = f
+                .checks
+                .iter()
+                .any(|c| !c.holds && margin(c.value, c.bound) <= -plan.margin)
+                || !run.under_test.problems.is_empty();
+            (!decided).then(|| {
+                f.checks
+                    .iter()
+                    .filter(|c| !c.holds)
+                    .find_map(|c| near(c.name, c.value, c.bound))
+                    .unwrap_or_else(|| format!("ambiguous after {n} trials"))
+            })
+        }),
+        _ => Some("no verdict yet".into()),
     }
 }
 
-/// Judges a keepalive-isolation run; with `last`, an unsettled verdict is
-/// "cannot judge: ambiguous".
-pub fn judge_keepalive(plan: &KeepalivePlan, run: &KeepaliveRun, last: bool) -> Judgement {
+/// Judges a keepalive-isolation run; provisional while `unsettled` is set.
+pub fn judge(plan: &KeepalivePlan, run: &KeepaliveRun) -> Judged<KeepaliveFigures> {
+    let mut j = assess(plan, run);
+    j.unsettled = unsettled(plan, run, &j);
+    j
+}
+
+fn assess(plan: &KeepalivePlan, run: &KeepaliveRun) -> Judged<KeepaliveFigures> {
     if let Some(b) = &run.broken {
-        return Judgement::bare(Verdict::CannotJudge, format!("broken measurement: {b}"));
+        return Judged::bare(Verdict::CannotJudge, format!("broken measurement: {b}"));
     }
     let u = &run.under_test;
     let c = &run.control;
@@ -118,7 +152,7 @@ pub fn judge_keepalive(plan: &KeepalivePlan, run: &KeepaliveRun, last: bool) -> 
         u_b.iter().copied().max_by(f64::total_cmp),
     ) else {
         let problems: Vec<&String> = u.problems.iter().chain(&c.problems).take(3).collect();
-        return Judgement::bare(
+        return Judged::bare(
             Verdict::CannotJudge,
             format!("no trial completed: {problems:?}"),
         );
@@ -134,7 +168,7 @@ pub fn judge_keepalive(plan: &KeepalivePlan, run: &KeepaliveRun, last: bool) -> 
     };
     let headline = format!("{under_test_ratio:.2}/{control_ratio:.2}");
     let n = run.trials_done;
-    let wrap = |verdict, reason: String, figures: KeepaliveFigures| Judgement {
+    let wrap = |verdict, reason: String, figures: KeepaliveFigures| Judged {
         verdict,
         reason,
         confidence: format!(
@@ -146,9 +180,10 @@ pub fn judge_keepalive(plan: &KeepalivePlan, run: &KeepaliveRun, last: bool) -> 
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
-        figures: Some(Figures::Keepalive(Box::new(figures))),
+        figures: Some(figures),
         warnings: Vec::new(),
         headline: headline.clone(),
+        unsettled: None,
     };
     if !c.problems.is_empty() {
         let reason = format!(
@@ -190,10 +225,5 @@ pub fn judge_keepalive(plan: &KeepalivePlan, run: &KeepaliveRun, last: bool) -> 
     } else {
         (Verdict::Pass, summary)
     };
-    let mut j = wrap(verdict, reason, figures);
-    if last && !settled(plan, run) {
-        j.reason = format!("ambiguous after {n} trials: a figure stayed within {:.2} of its bound; would have been {} ({})", plan.margin, verdict.label(), j.reason);
-        j.verdict = Verdict::CannotJudge;
-    }
-    j
+    wrap(verdict, reason, figures)
 }

@@ -1,6 +1,5 @@
-//! The pair-ratio probe (E19, and E15's cross-process half): per mode, one
-//! request alone, then two at once on two kept-alive connections, over
-//! interleaved trials.
+//! Measuring a pair-ratio run: per mode, one request alone, then two at
+//! once on two kept-alive connections, over interleaved trials.
 //!
 //! Shape, and why:
 //! - Two connections and two requests, never four: more asks the scheduler
@@ -22,51 +21,24 @@
 //!   mismatch, a non-200 or a lost connection makes the run "broken", which
 //!   can never pass.
 
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use schemars::JsonSchema;
+
+use super::PairRatioPlan;
 use crate::control::{CapacityControl, ControlError, ControlSample};
 use crate::digest::WorkDigest;
 use crate::http::{Connection, HttpError, Reply};
+use crate::limits::Limits;
 use crate::probe::seeds::Seeds;
-use crate::spec::row::{Mode, PairRatioPlan, Trials};
-
-/// Bounds on waiting, from the options.
-#[derive(Debug, Clone, Copy)]
-pub struct Limits {
-    pub request: Duration,
-    /// How long a gate waits for another gate on this machine to finish.
-    pub machine_wait: Duration,
-}
-
-impl Limits {
-    pub const DEFAULT_REQUEST_MS: u64 = 30_000;
-    pub const DEFAULT_MACHINE_WAIT_MS: u64 = 900_000;
-    /// The limits `runner gate` uses when no flag says otherwise.
-    pub const DEFAULT: Limits = Limits {
-        request: Duration::from_millis(Self::DEFAULT_REQUEST_MS),
-        machine_wait: Duration::from_millis(Self::DEFAULT_MACHINE_WAIT_MS),
-    };
-}
-
-/// Progress, for reporters.
-#[derive(Debug, Clone, Serialize)]
-pub struct TrialProgress {
-    pub trial: u32,
-    pub of: u32,
-}
-
-/// Where each mode's server listens, and how many workers it runs.
-#[derive(Debug, Clone, Copy)]
-pub struct Target {
-    pub addr: SocketAddr,
-    pub workers: u32,
-}
+use crate::server_pool::Target;
+use crate::spec::{Mode, Trials};
+use crate::trial::{ProbeEvent, TrialLoop};
 
 /// What one mode measured.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ModeRun {
     pub name: String,
     pub path: String,
@@ -83,7 +55,7 @@ pub struct ModeRun {
 }
 
 /// Why a run cannot be used as evidence at all.
-#[derive(Debug, Clone, Serialize, thiserror::Error)]
+#[derive(Debug, Clone, Serialize, JsonSchema, thiserror::Error)]
 #[serde(tag = "cause", rename_all = "kebab-case")]
 pub enum Broken {
     #[error("{mode}: request failed on connection :{port}: {error}")]
@@ -122,7 +94,11 @@ pub enum Broken {
     #[error("{mode}: {opened} connections all landed on one worker ({pid}); cannot put a pair on two processes (raise connections_at_most)")]
     OneWorker { mode: String, opened: u32, pid: u32 },
     #[error("capacity control: {0}")]
-    Control(#[serde(serialize_with = "display")] ControlError),
+    Control(
+        #[serde(serialize_with = "display")]
+        #[schemars(with = "String")]
+        ControlError,
+    ),
 }
 
 fn display<S: serde::Serializer, T: std::fmt::Display>(v: &T, s: S) -> Result<S::Ok, S::Error> {
@@ -130,7 +106,7 @@ fn display<S: serde::Serializer, T: std::fmt::Display>(v: &T, s: S) -> Result<S:
 }
 
 /// The whole run: both modes and the capacity control, or why it broke.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct PairRatioRun {
     pub under_test: ModeRun,
     pub control: ModeRun,
@@ -148,6 +124,8 @@ struct Lane {
     conns: [Connection; 2],
     /// Set when the server has several workers: each reply must match.
     pids: Option<[u32; 2]>,
+    /// The server's profile declares byte-swapped peer ports (a quirk).
+    swapped_ok: bool,
 }
 
 struct Session<'a> {
@@ -203,9 +181,9 @@ impl Session<'_> {
             });
         }
         if let Some(seen) = reply.served_by.peer_port {
-            // uWSGI's HTTP router hands the app REMOTE_PORT with its two bytes
-            // swapped (unbit/uwsgi#1889): still this connection, and noted.
-            if seen == port.swap_bytes() && seen != port {
+            // A profile may declare that its server hands the app the port
+            // byte-swapped (uWSGI's router): still this connection, and noted.
+            if l.swapped_ok && seen == port.swap_bytes() && seen != port {
                 self.swapped_peer_port.set(true);
             } else if seen != port {
                 return Err(Broken::Connection {
@@ -305,6 +283,7 @@ async fn open_lane(mode: &Mode, target: Target, cap: u32, limits: Limits) -> Res
         return Ok(Lane {
             conns: [a, b],
             pids: None,
+            swapped_ok: target.peer_port_byte_swapped,
         });
     }
     let mut first: Option<(Connection, u32)> = None;
@@ -327,6 +306,7 @@ async fn open_lane(mode: &Mode, target: Target, cap: u32, limits: Limits) -> Res
                 return Ok(Lane {
                     conns: [f, c],
                     pids: Some([fpid, pid]),
+                    swapped_ok: target.peer_port_byte_swapped,
                 })
             }
             Some(keep) => first = Some(keep),
@@ -343,16 +323,14 @@ async fn open_lane(mode: &Mode, target: Target, cap: u32, limits: Limits) -> Res
 /// `settled` says the figures decide the verdict, or `trials.max`.
 /// `targets` are the servers of [under test, control]; equal addresses share
 /// one lane of connections.
-#[allow(clippy::too_many_arguments)]
 pub async fn run(
     targets: [Target; 2],
     plan: &PairRatioPlan,
     trials: Trials,
-    connections_cap: u32,
     control: &mut CapacityControl,
     limits: Limits,
     settled: &dyn Fn(&PairRatioRun) -> bool,
-    progress: &mut dyn FnMut(TrialProgress),
+    emit: &mut dyn FnMut(ProbeEvent),
 ) -> PairRatioRun {
     let mut out = PairRatioRun {
         under_test: mode_run(&plan.under_test),
@@ -367,10 +345,9 @@ pub async fn run(
         targets,
         plan,
         trials,
-        connections_cap,
         limits,
     };
-    if let Err(broken) = run_into(&args, control, settled, progress, &mut out).await {
+    if let Err(broken) = run_into(&args, control, settled, emit, &mut out).await {
         out.broken = Some(broken);
     }
     out
@@ -380,7 +357,6 @@ struct RunArgs<'a> {
     targets: [Target; 2],
     plan: &'a PairRatioPlan,
     trials: Trials,
-    connections_cap: u32,
     limits: Limits,
 }
 
@@ -401,17 +377,32 @@ async fn run_into(
     args: &RunArgs<'_>,
     control: &mut CapacityControl,
     settled: &dyn Fn(&PairRatioRun) -> bool,
-    progress: &mut dyn FnMut(TrialProgress),
+    emit: &mut dyn FnMut(ProbeEvent),
     out: &mut PairRatioRun,
 ) -> Result<(), Broken> {
     let plan = args.plan;
     let modes = [&plan.under_test, &plan.control];
-    let mut lanes =
-        vec![open_lane(modes[0], args.targets[0], args.connections_cap, args.limits).await?];
+    let mut lanes = vec![
+        open_lane(
+            modes[0],
+            args.targets[0],
+            plan.connections_at_most,
+            args.limits,
+        )
+        .await?,
+    ];
     let lane_of = if args.targets[1].addr == args.targets[0].addr {
         [0, 0]
     } else {
-        lanes.push(open_lane(modes[1], args.targets[1], args.connections_cap, args.limits).await?);
+        lanes.push(
+            open_lane(
+                modes[1],
+                args.targets[1],
+                plan.connections_at_most,
+                args.limits,
+            )
+            .await?,
+        );
         [0, 1]
     };
     let ports = |l: &Lane| [l.conns[0].local_port(), l.conns[1].local_port()];
@@ -444,11 +435,11 @@ async fn run_into(
     }
     let mut threads: [std::collections::BTreeSet<(Option<u32>, u64)>; 2] = Default::default();
     let mut pids: [std::collections::BTreeSet<u32>; 2] = Default::default();
-    for trial in 0..args.trials.max {
-        let order = if trial % 2 == 0 { [0, 1] } else { [1, 0] };
-        for slot in order {
+    let mut trials = TrialLoop::new(args.trials);
+    while let Some(trial) = trials.next(|| settled(out)) {
+        for slot in trial.order() {
             let mode = modes[slot];
-            let single = s.single(slot, mode, (trial % 2) as usize).await?;
+            let single = s.single(slot, mode, (trial.index % 2) as usize).await?;
             let (pair, served) = s.pair(slot, mode).await?;
             for (pid, tid) in served {
                 if let Some(tid) = tid {
@@ -470,19 +461,13 @@ async fn run_into(
             .await
             .map_err(Broken::Control)?;
         out.capacity.push(sample);
-        out.trials_done = trial + 1;
+        out.trials_done = trial.index + 1;
         out.peer_port_byte_swapped = s.swapped_peer_port.get();
         out.under_test.pair_threads = threads[0].len();
         out.control.pair_threads = threads[1].len();
         out.under_test.pair_pids = pids[0].len();
         out.control.pair_pids = pids[1].len();
-        progress(TrialProgress {
-            trial: trial + 1,
-            of: args.trials.max,
-        });
-        if trial + 1 >= args.trials.min && settled(out) {
-            break;
-        }
+        emit(trial.done());
     }
     Ok(())
 }

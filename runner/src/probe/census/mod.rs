@@ -1,0 +1,152 @@
+//! The worker-census probe (E15): which worker processes serve, does the
+//! app's runtime really run in each, and (where the row asks) does a
+//! GIL-holding view run in parallel across them.
+//!
+//! - `measure.rs`: the fork control and the census passes.
+//! - `judge.rs`: what the figures mean.
+//! - `render.rs`: the terminal table.
+//!
+//! The cross-process half is a pair-ratio measurement, run through that
+//! kind's own [`Probe`] impl.
+
+pub mod judge;
+pub mod measure;
+pub mod render;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::pair_ratio::{PairRatio, PairRatioFile, PairRatioPlan};
+use super::{Probe, ProbeCtx};
+use crate::spec::check::{int_in_range, key, ErrAt};
+use crate::spec::{ServerSettings, SpecError, Trials};
+use crate::verdict::{Judged, Stop};
+
+pub use judge::CensusFigures;
+pub use measure::CensusRun;
+
+/// The `worker-census:` block.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CensusFile {
+    /// The route that reports whether this worker's runtime runs.
+    pub runtime_path: String,
+    /// Census requests, spread over fresh connections.
+    pub requests: u32,
+    /// Distinct worker pids the census must see.
+    pub workers_at_least: u32,
+    /// The most connections opened to find two distinct workers for a pair.
+    pub connections_at_most: u32,
+    /// Optional: the same work in parallel across processes.
+    #[serde(rename = "pair-ratio")]
+    pub pair_ratio: Option<PairRatioFile>,
+}
+
+/// A validated worker census.
+#[derive(Debug, Clone, Serialize)]
+pub struct CensusPlan {
+    pub runtime_path: String,
+    pub requests: u32,
+    pub workers_at_least: u32,
+    pub connections_at_most: u32,
+    pub pair_ratio: Option<PairRatioPlan>,
+}
+
+/// The worker-census kind.
+pub struct WorkerCensus;
+
+impl Probe for WorkerCensus {
+    type Block = CensusFile;
+    type Plan = CensusPlan;
+    type Run = CensusRun;
+    type Figures = CensusFigures;
+
+    const LEGEND: &'static str =
+        "worker-census cells: workers seen, then the cross-process pair ratios \
+         (mode under test / control)";
+
+    fn validate(
+        block: &CensusFile,
+        at: &[&str],
+        row_server: &ServerSettings,
+        err: &ErrAt<'_>,
+    ) -> Result<CensusPlan, SpecError> {
+        if !block.runtime_path.starts_with('/') {
+            return Err(err(
+                &key(at, "runtime_path"),
+                format!("{:?} must start with /", block.runtime_path),
+            ));
+        }
+        int_in_range(&key(at, "requests"), block.requests, 1..=1000, err)?;
+        let workers = row_server.workers.unwrap_or(1);
+        if block.workers_at_least < 2 || block.workers_at_least > workers {
+            return Err(err(
+                &key(at, "workers_at_least"),
+                format!(
+                    "is {}; it must be at least 2 and at most the row's server.workers ({workers})",
+                    block.workers_at_least
+                ),
+            ));
+        }
+        int_in_range(
+            &key(at, "connections_at_most"),
+            block.connections_at_most,
+            2..=256,
+            err,
+        )?;
+        let pair_ratio = match &block.pair_ratio {
+            Some(p) => {
+                let mut plan = PairRatio::validate(p, &key(at, "pair-ratio"), row_server, err)?;
+                plan.connections_at_most = block.connections_at_most;
+                Some(plan)
+            }
+            None => None,
+        };
+        Ok(CensusPlan {
+            runtime_path: block.runtime_path.clone(),
+            requests: block.requests,
+            workers_at_least: block.workers_at_least,
+            connections_at_most: block.connections_at_most,
+            pair_ratio,
+        })
+    }
+
+    fn servers(plan: &CensusPlan, row_server: &ServerSettings) -> Vec<ServerSettings> {
+        let mut out = vec![row_server.clone()];
+        if let Some(p) = &plan.pair_ratio {
+            for s in PairRatio::servers(p, row_server) {
+                if !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+        }
+        out
+    }
+
+    async fn measure(plan: &CensusPlan, ctx: &mut ProbeCtx<'_>) -> Result<CensusRun, Stop> {
+        let target = ctx.server(ctx.row_server).await?;
+        let fork_control = measure::fork_control(&ctx.python.python, &ctx.project.app_dir());
+        let before =
+            measure::census(target.addr, &plan.runtime_path, plan.requests, ctx.limits).await;
+        let pair_ratio = match &plan.pair_ratio {
+            Some(p) => Some(PairRatio::measure(p, ctx).await?),
+            None => None,
+        };
+        let after =
+            measure::census(target.addr, &plan.runtime_path, plan.requests, ctx.limits).await;
+        Ok(CensusRun {
+            fork_control,
+            before,
+            after,
+            pair_ratio,
+        })
+    }
+
+    fn judge(plan: &CensusPlan, trials: Trials, run: &CensusRun) -> Judged<CensusFigures> {
+        judge::judge(plan, trials, run)
+    }
+
+    fn render(figures: &CensusFigures, out: &mut String) {
+        render::table(figures, out)
+    }
+}

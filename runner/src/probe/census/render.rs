@@ -1,0 +1,23 @@
+//! The worker-census table: the workers seen, the fork control, and the
+//! cross-process pair where the row asks for one.
+
+use super::judge::CensusFigures;
+use crate::probe::pair_ratio;
+
+/// The table of a census's figures.
+pub fn table(f: &CensusFigures, s: &mut String) {
+    s.push_str(&format!(
+        "  workers {:?} (needs >= {}), at the end {:?}; runtime dead in {:?}; app imported in {:?}\n",
+        f.workers, f.workers_at_least, f.workers_after, f.dead_runtimes, f.import_pids
+    ));
+    if let Some(fc) = &f.fork_control {
+        s.push_str(&format!(
+            "  fork control: parent alive={}, forked child alive={} (check: {})\n",
+            fc.parent.alive, fc.child.alive, fc.child.check
+        ));
+    }
+    if let Some(p) = &f.pair_ratio {
+        s.push_str("  parallel across processes:\n");
+        pair_ratio::render::table(p, s);
+    }
+}

@@ -1,0 +1,180 @@
+//! The pair-ratio probe (E19, and E15's cross-process half): per mode, one
+//! request alone, then two at once on two kept-alive connections, over
+//! interleaved trials; the verdict rests on the gap between the modes.
+//!
+//! - `measure.rs`: the connections, the trials, the capacity control.
+//! - `judge.rs`: what the figures mean.
+//! - `render.rs`: the terminal table.
+
+pub mod judge;
+pub mod measure;
+pub mod render;
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Probe, ProbeCtx};
+use crate::control::CapacityControl;
+use crate::spec::check::{int_in_range, key, ratio_in_range, ErrAt};
+use crate::spec::mode::validate_modes;
+use crate::spec::{Mode, ModeFile, ServerSettings, SpecError, Trials};
+use crate::verdict::{Judged, Stop};
+
+pub use judge::{ModeFigures, PairRatioFigures};
+pub use measure::{ModeRun, PairRatioRun};
+
+/// The `pair-ratio:` block.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PairRatioFile {
+    /// KiB of fixed work per request.
+    pub work_kib: u32,
+    /// Untimed pairs per mode before trial 1.
+    pub warmup: u32,
+    pub modes: BTreeMap<String, ModeFile>,
+    /// The control's ratio minus the mode under test's must reach this.
+    pub gap_at_least: f64,
+    /// The no-server control must read at most this, or there is no free core.
+    pub capacity_at_most: f64,
+    /// A figure this close to its bound is ambiguous: take more trials.
+    pub margin: f64,
+    /// On a server with several workers: the most connections opened to
+    /// find two that land on distinct workers (default 2: one per request
+    /// of the pair).
+    #[serde(default = "default_connections")]
+    pub connections_at_most: u32,
+    /// A fail must hold over this many times `trials.min` trials with a
+    /// free core (capped at `trials.max`; default 2): noise only adds time,
+    /// so it can fake a fail but not a pass.
+    #[serde(default = "default_fail_confirm")]
+    pub fail_confirm_factor: u32,
+}
+
+fn default_connections() -> u32 {
+    2
+}
+
+fn default_fail_confirm() -> u32 {
+    2
+}
+
+/// A validated pair-ratio measurement.
+#[derive(Debug, Clone, Serialize)]
+pub struct PairRatioPlan {
+    pub work_kib: u32,
+    pub warmup: u32,
+    pub under_test: Mode,
+    pub control: Mode,
+    pub gap_at_least: f64,
+    pub capacity_at_most: f64,
+    pub margin: f64,
+    pub connections_at_most: u32,
+    pub fail_confirm_factor: u32,
+}
+
+impl PairRatioPlan {
+    /// Trials with a free core a fail needs before it is final.
+    pub fn fail_needs(&self, trials: Trials) -> u32 {
+        (self.fail_confirm_factor * trials.min).min(trials.max)
+    }
+}
+
+/// The pair-ratio kind.
+pub struct PairRatio;
+
+impl Probe for PairRatio {
+    type Block = PairRatioFile;
+    type Plan = PairRatioPlan;
+    type Run = PairRatioRun;
+    type Figures = PairRatioFigures;
+
+    const LEGEND: &'static str =
+        "pair-ratio cells: ratio of the mode under test / ratio of the control \
+         (two requests at once against one alone; about 1.0x is parallel, 2.0x serial)";
+
+    fn validate(
+        block: &PairRatioFile,
+        at: &[&str],
+        row_server: &ServerSettings,
+        err: &ErrAt<'_>,
+    ) -> Result<PairRatioPlan, SpecError> {
+        // 64 KiB is the releasing buffer (fixtures/bareapp/work.py); the
+        // work must be whole buffers.
+        if block.work_kib == 0 || block.work_kib % 64 != 0 || block.work_kib > 1 << 20 {
+            return Err(err(
+                &key(at, "work_kib"),
+                format!(
+                    "is {}; it must be a multiple of 64 between 64 and 1048576",
+                    block.work_kib
+                ),
+            ));
+        }
+        if block.warmup > 100 {
+            return Err(err(
+                &key(at, "warmup"),
+                format!("is {}; at most 100", block.warmup),
+            ));
+        }
+        ratio_in_range(&key(at, "gap_at_least"), block.gap_at_least, err)?;
+        ratio_in_range(&key(at, "capacity_at_most"), block.capacity_at_most, err)?;
+        ratio_in_range(&key(at, "margin"), block.margin, err)?;
+        int_in_range(
+            &key(at, "connections_at_most"),
+            block.connections_at_most,
+            2..=256,
+            err,
+        )?;
+        int_in_range(
+            &key(at, "fail_confirm_factor"),
+            block.fail_confirm_factor,
+            1..=10,
+            err,
+        )?;
+        let (under_test, control) =
+            validate_modes("pair-ratio", at, &block.modes, row_server, true, err)?;
+        Ok(PairRatioPlan {
+            work_kib: block.work_kib,
+            warmup: block.warmup,
+            under_test,
+            control,
+            gap_at_least: block.gap_at_least,
+            capacity_at_most: block.capacity_at_most,
+            margin: block.margin,
+            connections_at_most: block.connections_at_most,
+            fail_confirm_factor: block.fail_confirm_factor,
+        })
+    }
+
+    fn servers(plan: &PairRatioPlan, _: &ServerSettings) -> Vec<ServerSettings> {
+        vec![plan.under_test.server.clone(), plan.control.server.clone()]
+    }
+
+    async fn measure(plan: &PairRatioPlan, ctx: &mut ProbeCtx<'_>) -> Result<PairRatioRun, Stop> {
+        // The control process starts while the servers boot: both are waits.
+        let control = CapacityControl::start(&ctx.python.python, &ctx.project.app_dir());
+        let under_test = ctx.server(&plan.under_test.server).await?;
+        let control_target = ctx.server(&plan.control.server).await?;
+        let mut control = control.map_err(|e| Stop::cannot_judge(e.to_string()))?;
+        let trials = ctx.trials;
+        Ok(measure::run(
+            [under_test, control_target],
+            plan,
+            trials,
+            &mut control,
+            ctx.limits,
+            &|run| judge::judge(plan, trials, run).settled(),
+            &mut *ctx.emit,
+        )
+        .await)
+    }
+
+    fn judge(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Judged<PairRatioFigures> {
+        judge::judge(plan, trials, run)
+    }
+
+    fn render(figures: &PairRatioFigures, out: &mut String) {
+        render::table(figures, out)
+    }
+}

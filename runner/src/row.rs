@@ -1,0 +1,154 @@
+//! SPEC rows: the YAML gate definitions under `specs/`, parsed strictly and
+//! validated into a plan the engine can run. The common header (id, title,
+//! claim, probe, server, trials) is checked here; each probe kind checks its
+//! own block through the registry (`probe/registry.rs`).
+//!
+//! Every number that belongs to a claim (thread counts, work size, trials,
+//! thresholds) lives in the row, not in Rust. Unknown keys are errors, and
+//! every error names the file, line, column and key.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::probe::registry::{validate_block, RowFile};
+use crate::probe::{Plan, ProbeKind};
+use crate::spec::check::{check_settings, int_in_range};
+use crate::spec::error::from_yaml;
+use crate::spec::locate::locate;
+use crate::spec::{read_bounded, row_files, ServerSettings, SpecError, Trials};
+
+/// A row that passed validation.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub id: String,
+    pub title: String,
+    pub claim: String,
+    pub probe: ProbeKind,
+    pub server: ServerSettings,
+    pub trials: Trials,
+    pub plan: Plan,
+    /// Where the row came from, for messages and annotations.
+    pub file: PathBuf,
+    /// The line of `id:`, for annotations pointing at the row.
+    pub line: usize,
+}
+
+impl Row {
+    /// The server settings the row runs on, mode under test first; empty
+    /// for a probe that needs no server.
+    pub fn servers(&self) -> Vec<ServerSettings> {
+        self.plan.servers(&self.server)
+    }
+}
+
+/// Reads and validates one row file.
+pub fn load_row(file: &Path) -> Result<Row, SpecError> {
+    let source = read_bounded(file)?;
+    parse_row(file, &source)
+}
+
+/// Parses and validates a row from its source text.
+pub fn parse_row(file: &Path, source: &str) -> Result<Row, SpecError> {
+    if source.trim().is_empty() {
+        return Err(SpecError::new(file, "is empty; a row needs id, title, claim, probe, trials and its probe block (see specs/README.md)"));
+    }
+    let raw: RowFile = serde_norway::from_str(source).map_err(|e| from_yaml(file, &e))?;
+    validate(file, source, raw)
+}
+
+fn validate(file: &Path, source: &str, raw: RowFile) -> Result<Row, SpecError> {
+    let err = |path: &[&str], message: String| {
+        SpecError::new(file, message)
+            .at(locate(source, path))
+            .key(path.join("."))
+    };
+    if raw.id.trim().is_empty()
+        || !raw
+            .id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(err(
+            &["id"],
+            format!("{:?} is not a row id (letters, digits, - and _)", raw.id),
+        ));
+    }
+    if let Some(stem) = file.file_stem().and_then(|s| s.to_str()) {
+        if stem != raw.id && file.parent().and_then(|p| p.file_name()) == Some("specs".as_ref()) {
+            return Err(err(
+                &["id"],
+                format!(
+                    "is {:?} but the file is {stem}.yaml; rename one so `runner gate {}` finds it",
+                    raw.id, raw.id
+                ),
+            ));
+        }
+    }
+    int_in_range(&["trials", "min"], raw.trials.min, 1..=1000, &err)?;
+    if !(raw.trials.min..=1000).contains(&raw.trials.max) {
+        return Err(err(
+            &["trials", "max"],
+            format!(
+                "is {}; it must be between trials.min ({}) and 1000",
+                raw.trials.max, raw.trials.min
+            ),
+        ));
+    }
+    check_settings(&["server"], &raw.server, &err)?;
+    let plan = validate_block(&raw, &err)?;
+    Ok(Row {
+        line: locate(source, &["id"]).line,
+        id: raw.id,
+        title: raw.title,
+        claim: raw.claim,
+        probe: raw.probe,
+        server: raw.server,
+        trials: raw.trials,
+        plan,
+        file: file.to_path_buf(),
+    })
+}
+
+/// The JSON Schema of a row file (`specs/row.schema.json`), for editors.
+pub fn row_schema() -> String {
+    let schema = schemars::schema_for!(RowFile);
+    serde_json::to_string_pretty(&schema).unwrap_or_default() + "\n"
+}
+
+/// Resolves each of `wanted` (a row id, a path to a row file, or `all`);
+/// nothing wanted means all.
+pub fn resolve_rows(dir: &Path, wanted: &[String]) -> Result<Vec<Row>, SpecError> {
+    let all = ["all".to_string()];
+    let wanted = if wanted.is_empty() { &all[..] } else { wanted };
+    let mut rows = Vec::new();
+    for w in wanted {
+        if w == "all" {
+            for f in row_files(dir)? {
+                rows.push(load_row(&f)?);
+            }
+            continue;
+        }
+        let as_path = Path::new(w);
+        if w.ends_with(".yaml") || w.ends_with(".yml") || as_path.components().count() > 1 {
+            rows.push(load_row(as_path)?);
+            continue;
+        }
+        let file = dir.join(format!("{w}.yaml"));
+        if !file.is_file() {
+            let known: Vec<String> = row_files(dir)?
+                .iter()
+                .filter_map(|p| p.file_stem().and_then(|s| s.to_str()).map(String::from))
+                .collect();
+            return Err(SpecError::new(
+                dir,
+                format!(
+                    "no row {w:?}; known rows: {} (or give a path to a row file)",
+                    known.join(", ")
+                ),
+            ));
+        }
+        rows.push(load_row(&file)?);
+    }
+    Ok(rows)
+}

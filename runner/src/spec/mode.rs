@@ -1,0 +1,185 @@
+//! Modes: the one under test and the control that proves the probe can fail,
+//! each with its route, its server knobs and its bound.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::check::{check_settings, key, ratio_in_range, ErrAt};
+use super::error::SpecError;
+use super::settings::ServerSettings;
+
+/// One mode of a row, as written.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModeFile {
+    pub role: Role,
+    /// The route (pair-ratio); `/work` routes get `kib` and `seed` added.
+    pub path: Option<String>,
+    /// Knobs for this mode's server, over the row's `server:`.
+    pub server: Option<ServerSettings>,
+    pub ratio_at_most: Option<f64>,
+    pub ratio_at_least: Option<f64>,
+}
+
+/// What a mode is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// The claim: this mode must meet its expectation.
+    UnderTest,
+    /// The proof the probe can fail: this mode must separate from the other,
+    /// or the verdict is "cannot judge".
+    Control,
+}
+
+/// A validated mode: its route (where it has one), the server it runs on
+/// (the row's settings with the mode's own over them) and its bound.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Mode {
+    pub name: String,
+    pub path: String,
+    pub server: ServerSettings,
+    pub bound: Bound,
+}
+
+/// A one-sided limit on a ratio.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Bound {
+    AtMost(f64),
+    AtLeast(f64),
+}
+
+impl Bound {
+    pub fn holds(self, value: f64) -> bool {
+        match self {
+            Bound::AtMost(limit) => value <= limit,
+            Bound::AtLeast(limit) => value >= limit,
+        }
+    }
+
+    /// How far `value` stands from the bound, on the side it is on
+    /// (positive: the bound holds; negative: it is violated).
+    pub fn margin(self, value: f64) -> f64 {
+        match self {
+            Bound::AtMost(limit) => limit - value,
+            Bound::AtLeast(limit) => value - limit,
+        }
+    }
+}
+
+impl std::fmt::Display for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Bound::AtMost(v) => write!(f, "<= {v:.2}x"),
+            Bound::AtLeast(v) => write!(f, ">= {v:.2}x"),
+        }
+    }
+}
+
+/// The one under-test and one control mode of a block at `prefix`.
+pub fn validate_modes(
+    block: &str,
+    prefix: &[&str],
+    modes: &BTreeMap<String, ModeFile>,
+    row_server: &ServerSettings,
+    needs_path: bool,
+    err: &ErrAt<'_>,
+) -> Result<(Mode, Mode), SpecError> {
+    let at_modes = key(prefix, "modes");
+    if modes.len() != 2 {
+        return Err(err(
+            &at_modes,
+            format!(
+                "has {} modes; a {block} row has exactly two: one under-test, one control",
+                modes.len()
+            ),
+        ));
+    }
+    let mut under_test = None;
+    let mut control = None;
+    for (name, mode) in modes {
+        let at = |k: &'static str| {
+            let mut v = at_modes.clone();
+            v.push(name.as_str());
+            v.push(k);
+            v
+        };
+        let path = match (&mode.path, needs_path) {
+            (Some(p), true) => {
+                if !p.starts_with('/') || p.contains(char::is_whitespace) {
+                    return Err(err(
+                        &at("path"),
+                        format!("{p:?} must be a route starting with / and without spaces"),
+                    ));
+                }
+                p.clone()
+            }
+            (None, true) => {
+                return Err(err(
+                    &at("role"),
+                    "needs a `path` (the route this mode requests)".into(),
+                ))
+            }
+            (Some(_), false) => {
+                return Err(err(
+                    &at("path"),
+                    format!("a {block} mode takes no `path`; its routes are fixed by the probe"),
+                ))
+            }
+            (None, false) => String::new(),
+        };
+        let bound = match (mode.ratio_at_most, mode.ratio_at_least) {
+            (Some(v), None) => Bound::AtMost(v),
+            (None, Some(v)) => Bound::AtLeast(v),
+            _ => {
+                return Err(err(
+                    &at("role"),
+                    "needs exactly one of ratio_at_most and ratio_at_least".into(),
+                ))
+            }
+        };
+        let (Bound::AtMost(v) | Bound::AtLeast(v)) = bound;
+        ratio_in_range(&at("role"), v, err)?;
+        let server = match &mode.server {
+            Some(over) => {
+                check_settings(&at("server"), over, err)?;
+                row_server.overlaid(over)
+            }
+            None => row_server.clone(),
+        };
+        let slot = match mode.role {
+            Role::UnderTest => &mut under_test,
+            Role::Control => &mut control,
+        };
+        if slot.is_some() {
+            return Err(err(
+                &at("role"),
+                format!(
+                    "a second {:?} mode; a {block} row has one mode under test and one control",
+                    mode.role
+                ),
+            ));
+        }
+        *slot = Some(Mode {
+            name: name.clone(),
+            path,
+            server,
+            bound,
+        });
+    }
+    match (under_test, control) {
+        (Some(u), Some(c)) if u.path == c.path && u.server == c.server => Err(err(
+            &at_modes,
+            format!(
+                "{} and {} are the same measurement (same route, same server); only noise could separate them. \
+                 Give them different routes or different `server:` knobs",
+                u.name, c.name
+            ),
+        )),
+        (Some(u), Some(c)) => Ok((u, c)),
+        _ => Err(err(&at_modes, "needs one mode with role under-test and one with role control".into())),
+    }
+}
