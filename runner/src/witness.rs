@@ -16,17 +16,25 @@
 
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::schedstat::{GroupDelta, TaskDelta};
 
 /// One serving thread over the pair.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ThreadFigures {
     pub tid: i32,
     pub on_cpu_ns: u64,
     pub run_queue_ns: u64,
     pub blocked_ns: u64,
+    /// Run-queue time of every *other* task of the server's group over the
+    /// pair. Noise turns into blocked time two ways: a lock holder waiting
+    /// for a core makes the lock's waiters sleep (a convoy), and a thread
+    /// whose partner was kept off a core idles after its own reply until
+    /// the pair ends. Either way some other task was waiting for a core at
+    /// least as long, so this bounds how much of `blocked_ns` noise explains.
+    pub others_run_queue_ns: u64,
 }
 
 impl ThreadFigures {
@@ -37,7 +45,7 @@ impl ThreadFigures {
 }
 
 /// The witness of one pair.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Witness {
     /// The interval the counters cover (between the two snapshots).
     pub wall_ns: u64,
@@ -68,6 +76,44 @@ impl Witness {
         Some(blocked as f64 / (self.threads.len() as f64 * self.wall_ns as f64))
     }
 
+    /// Runnable parallelism of the serving threads alone: Σ (on-CPU +
+    /// run-queue) over the serving threads / wall. Unlike the group's P it
+    /// leaves out the server's own I/O and runtime threads; None with no
+    /// serving thread read.
+    pub fn serving_parallelism(&self) -> Option<f64> {
+        if self.threads.is_empty() || self.wall_ns == 0 {
+            return None;
+        }
+        let runnable: u64 = self
+            .threads
+            .iter()
+            .map(|t| t.on_cpu_ns.saturating_add(t.run_queue_ns))
+            .sum();
+        Some(runnable as f64 / self.wall_ns as f64)
+    }
+
+    /// The most the serving threads could have run together had noise not
+    /// convoyed them: as [`Self::serving_parallelism`], with each thread's
+    /// blocked time that its own process's run-queue time could explain
+    /// counted as runnable. A fail must stand on this (noise can make a
+    /// lock's waiters sleep by delaying its holder; it cannot do more than
+    /// that), a pass on the plain figure.
+    pub fn serving_parallelism_unconvoyed(&self) -> Option<f64> {
+        if self.threads.is_empty() || self.wall_ns == 0 {
+            return None;
+        }
+        let runnable: u64 = self
+            .threads
+            .iter()
+            .map(|t| {
+                t.on_cpu_ns
+                    .saturating_add(t.run_queue_ns)
+                    .saturating_add(t.blocked_ns.min(t.others_run_queue_ns))
+            })
+            .sum();
+        Some(runnable as f64 / self.wall_ns as f64)
+    }
+
     /// The most blocked serving thread's share; None with no thread read.
     pub fn max_blocked_fraction(&self) -> Option<f64> {
         let wall = Duration::from_nanos(self.wall_ns);
@@ -94,6 +140,7 @@ pub fn thread_figures(task: &TaskDelta, wall: Duration) -> ThreadFigures {
         on_cpu_ns: task.on_cpu_ns,
         run_queue_ns: task.run_queue_ns,
         blocked_ns: wall_ns.saturating_sub(task.on_cpu_ns.saturating_add(task.run_queue_ns)),
+        others_run_queue_ns: 0,
     }
 }
 
@@ -108,7 +155,16 @@ pub fn witness(delta: &GroupDelta, serving_tids: &[i32]) -> Witness {
             continue;
         }
         match delta.task(tid) {
-            Some(task) => threads.push(thread_figures(task, wall)),
+            Some(task) => {
+                let mut f = thread_figures(task, wall);
+                f.others_run_queue_ns = delta
+                    .tasks
+                    .iter()
+                    .filter(|t| t.tid != task.tid)
+                    .map(|t| t.run_queue_ns)
+                    .sum();
+                threads.push(f);
+            }
             None => unseen.push(tid),
         }
     }

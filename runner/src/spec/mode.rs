@@ -21,6 +21,13 @@ pub struct ModeFile {
     pub server: Option<ServerSettings>,
     pub ratio_at_most: Option<f64>,
     pub ratio_at_least: Option<f64>,
+    /// Pair-ratio, on Linux: the scheduler witness's runnable parallelism
+    /// of the serving threads over each pair (about 2 when both could run,
+    /// about 1 when they took turns behind a lock) must read at least this.
+    pub parallelism_at_least: Option<f64>,
+    /// ...or at most this. One of the two, on the same side as the ratio
+    /// bound's meaning: a mode whose ratio is at most ~1 is parallel.
+    pub parallelism_at_most: Option<f64>,
 }
 
 /// What a mode is for.
@@ -42,6 +49,9 @@ pub struct Mode {
     pub path: String,
     pub server: ServerSettings,
     pub bound: Bound,
+    /// The scheduler witness's bound on runnable parallelism, where the
+    /// row sets one.
+    pub witness_bound: Option<Bound>,
 }
 
 /// A one-sided limit on a ratio.
@@ -86,6 +96,7 @@ pub fn validate_modes(
     modes: &BTreeMap<String, ModeFile>,
     row_server: &ServerSettings,
     needs_path: bool,
+    takes_witness: bool,
     err: &ErrAt<'_>,
 ) -> Result<(Mode, Mode), SpecError> {
     let at_modes = key(prefix, "modes");
@@ -143,6 +154,26 @@ pub fn validate_modes(
         };
         let (Bound::AtMost(v) | Bound::AtLeast(v)) = bound;
         ratio_in_range(&at("role"), v, err)?;
+        let witness_bound = match (mode.parallelism_at_most, mode.parallelism_at_least) {
+            (None, None) => None,
+            (Some(_), Some(_)) => {
+                return Err(err(
+                    &at("parallelism_at_least"),
+                    "give at most one of parallelism_at_most and parallelism_at_least".into(),
+                ))
+            }
+            _ if !takes_witness => {
+                return Err(err(
+                    &at("role"),
+                    format!("a {block} mode takes no parallelism bound; only pair-ratio modes are witnessed"),
+                ))
+            }
+            (Some(v), None) => Some(Bound::AtMost(v)),
+            (None, Some(v)) => Some(Bound::AtLeast(v)),
+        };
+        if let Some(Bound::AtMost(v) | Bound::AtLeast(v)) = witness_bound {
+            ratio_in_range(&at("role"), v, err)?;
+        }
         let server = match &mode.server {
             Some(over) => {
                 check_settings(&at("server"), over, err)?;
@@ -168,6 +199,7 @@ pub fn validate_modes(
             path,
             server,
             bound,
+            witness_bound,
         });
     }
     match (under_test, control) {

@@ -181,6 +181,7 @@ impl Probe for KeepaliveIsolation {
             &block.modes,
             row_server,
             false,
+            false,
             err,
         )?;
         Ok(KeepalivePlan {

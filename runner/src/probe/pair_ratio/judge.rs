@@ -1,8 +1,23 @@
-//! Judging a pair-ratio run (E19): a pass needs the no-server capacity control to
-//! show a free core, the control mode to separate as designed, and then the
-//! mode under test to meet its bound with the gap to the control. If the
-//! capacity or the control does not hold, the probe could not have failed,
-//! so the verdict is "cannot judge", never pass.
+//! Judging a pair-ratio run (E19). The headline is the seed's: the gap in
+//! wall time between the modes. Beside it stands the scheduler witness
+//! (Linux): the serving threads' runnable parallelism over each pair, which
+//! noise cannot move the way it moves wall time (waiting for a core is
+//! run-queue time and counts as runnable; waiting for the GIL or a lock is
+//! sleep and does not).
+//!
+//! - With a free core (at least `trials.min` trials whose capacity sample
+//!   found one), the wall gap decides and the witness must agree; where
+//!   they disagree the verdict is "cannot judge", naming both.
+//! - With no free core, the wall ratio is not usable and the witness
+//!   decides alone, and the reason says so.
+//! - Where the witness is unavailable (not Linux, frozen counters) or the
+//!   row sets no witness bounds, the wall rules alone apply: a fail must
+//!   then hold over `fail_confirm_factor` x `trials.min` trials with a free
+//!   core, since noise only adds time and can fake a fail but not a pass. A
+//!   fail the witness confirms (the threads were not runnable together)
+//!   needs no extra trials: noise adds run-queue time, not sleep.
+//! - A control that does not separate, or unverified work, is "cannot
+//!   judge", never pass: the probe could not have failed.
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -29,6 +44,51 @@ pub struct ModeFigures {
     /// Trials whose own ratio also met the bound.
     pub agreeing_trials: usize,
     pub pair_threads: usize,
+    /// The scheduler witness over every witnessed pair of this mode (all
+    /// trials: the witness needs no free core); None where there is none.
+    pub witness: Option<ModeWitness>,
+}
+
+/// The scheduler witness of one mode.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ModeWitness {
+    /// Runnable parallelism of the serving threads per pair: the figure
+    /// the witness judges by (median over the pairs).
+    pub parallelism: Spread,
+    /// The same with the blocked time that run-queue waits of other tasks
+    /// of the same process could explain (a lock holder waiting for a core)
+    /// counted as runnable: the most noise could have hidden. A fail by the
+    /// witness stands on this figure.
+    pub unconvoyed: Spread,
+    /// The same over every task of the server's process group.
+    pub group_parallelism: Option<Spread>,
+    /// The serving threads' blocked share of each pair (neither running
+    /// nor waiting for a core: waiting for the GIL or a lock).
+    pub blocked: Spread,
+    /// Serving threads' run-queue share of each pair (waiting for a core).
+    pub run_queue: Spread,
+    pub pairs: usize,
+    /// The row's bound on `parallelism.median`, if it sets one.
+    pub bound: Option<Bound>,
+    /// Whether the bound holds on both figures (Some(true)), fails on both
+    /// (Some(false)), or noise could explain the difference (None).
+    pub holds: Option<bool>,
+}
+
+/// What the witness said about the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum WitnessRole {
+    /// The wall gap decided and the witness agreed.
+    Agrees,
+    /// The wall gap and the witness disagreed: cannot judge.
+    Disagrees,
+    /// No free core: the wall ratio was not usable; the witness decided.
+    Decides,
+    /// The witness's own control did not separate; it said nothing.
+    Silent,
+    /// No witness here (not Linux, frozen counters, no bounds in the row).
+    Unavailable,
 }
 
 /// The judged figures of a pair-ratio run.
@@ -49,6 +109,9 @@ pub struct PairRatioFigures {
     /// mode figures are computed from.
     pub valid_trials: u32,
     pub margins: Margins,
+    pub witness: WitnessRole,
+    /// Why there is no witness, where there is none.
+    pub witness_note: Option<String>,
 }
 
 fn mode_figures(run: &ModeRun, bound: Bound) -> Option<ModeFigures> {
@@ -70,6 +133,71 @@ fn mode_figures(run: &ModeRun, bound: Bound) -> Option<ModeFigures> {
         pair_ms: Spread::of(&run.pair_ms)?,
         agreeing_trials: per_trial.iter().filter(|r| bound.holds(**r)).count(),
         pair_threads: run.pair_threads,
+        witness: None,
+    })
+}
+
+/// The witness over every witnessed pair of `run` (every serving thread
+/// read; one thread that served both requests reads about 1, as it must);
+/// None with no such pair.
+fn mode_witness(
+    run: &ModeRun,
+    bound: Option<Bound>,
+    serialised_at_most: Option<f64>,
+) -> Option<ModeWitness> {
+    let pairs: Vec<_> = run
+        .witness
+        .iter()
+        .flatten()
+        .filter(|w| !w.threads.is_empty() && w.unseen.is_empty())
+        .collect();
+    let serving: Vec<f64> = pairs
+        .iter()
+        .filter_map(|w| w.serving_parallelism())
+        .collect();
+    let group: Vec<f64> = pairs.iter().filter_map(|w| w.parallelism).collect();
+    let blocked: Vec<f64> = pairs.iter().filter_map(|w| w.blocked_fraction()).collect();
+    let run_queue: Vec<f64> = pairs
+        .iter()
+        .filter(|w| w.wall_ns > 0)
+        .map(|w| {
+            let rq: u64 = w.threads.iter().map(|t| t.run_queue_ns).sum();
+            rq as f64 / (w.threads.len() as f64 * w.wall_ns as f64)
+        })
+        .collect();
+    let unconvoyed: Vec<f64> = pairs
+        .iter()
+        .filter_map(|w| w.serving_parallelism_unconvoyed())
+        .collect();
+    let parallelism = Spread::of(&serving)?;
+    let unconvoyed = Spread::of(&unconvoyed)?;
+    // The claim holds when both figures meet the bound; it fails only when
+    // even the unconvoyed figure reads serialised. In between, noise (idle
+    // tails, lock holders waiting for a core) could explain the reading, and
+    // the witness says nothing.
+    let holds = bound.and_then(|b| {
+        if let Bound::AtMost(_) = b {
+            // A control's "serialised" bound: noise only ever makes the
+            // plain figure read more parallel, so it alone decides.
+            return Some(b.holds(parallelism.median));
+        }
+        if b.holds(parallelism.median) && b.holds(unconvoyed.median) {
+            Some(true)
+        } else if serialised_at_most.is_some_and(|s| unconvoyed.median <= s) {
+            Some(false)
+        } else {
+            None
+        }
+    });
+    Some(ModeWitness {
+        holds,
+        unconvoyed,
+        parallelism,
+        group_parallelism: Spread::of(&group),
+        blocked: Spread::of(&blocked)?,
+        run_queue: Spread::of(&run_queue)?,
+        pairs: pairs.len(),
+        bound,
     })
 }
 
@@ -81,14 +209,51 @@ pub struct Margins {
     pub control: f64,
     pub gap: f64,
     pub capacity: f64,
+    /// The witness's parallelism against its bounds, where there is one.
+    pub witness_under_test: Option<f64>,
+    pub witness_control: Option<f64>,
 }
 
-/// Whether more trials could change a provisional verdict, and why, in
-/// words naming the figure: a pass needs every figure it rests on at least
-/// `plan.margin` from its bound; a fail needs the control clear of its bound,
-/// the claim clearly missed, and (noise only adds time, so it can fake a
-/// fail but never a pass) the fail held over `plan.fail_needs` trials with a
-/// free core. "Cannot judge" always wants more trials: noise may pass.
+/// What the witness alone says: its control separates and the claim holds
+/// (Some(true)) or misses (Some(false)); None when it cannot say.
+fn witness_call(f: &PairRatioFigures) -> Option<bool> {
+    let u = f.under_test.witness.as_ref()?;
+    let c = f.control.witness.as_ref()?;
+    // The control must separate on the plain figure (where noise could only
+    // make it look more parallel, never less).
+    let control_separates = c.bound.is_some_and(|b| b.holds(c.parallelism.median));
+    match (control_separates, u.holds?) {
+        (true, claim) => Some(claim),
+        (false, _) => None,
+    }
+}
+
+fn describe_witness(f: &PairRatioFigures) -> String {
+    let one = |m: &ModeFigures| match &m.witness {
+        Some(w) => format!(
+            "{} P {:.2} (unconvoyed {:.2}){}",
+            m.name,
+            w.parallelism.median,
+            w.unconvoyed.median,
+            w.bound
+                .map_or(String::new(), |b| format!(" ({})", p_bound(b)))
+        ),
+        None => format!("{} unwitnessed", m.name),
+    };
+    format!("{}, {}", one(&f.under_test), one(&f.control))
+}
+
+/// A parallelism bound as the reports show it (`P >= 1.60`).
+pub fn p_bound(b: Bound) -> String {
+    match b {
+        Bound::AtMost(v) => format!("P <= {v:.2}"),
+        Bound::AtLeast(v) => format!("P >= {v:.2}"),
+    }
+}
+
+/// Why more trials could still change a provisional verdict, naming the
+/// figure; None once the figures decide it. "Cannot judge" always wants
+/// more trials: noise may pass.
 fn unsettled(
     plan: &PairRatioPlan,
     trials: Trials,
@@ -107,30 +272,61 @@ fn unsettled(
     };
     let u = &f.under_test;
     let c = &f.control;
+    let wall_u = || near(&u.name, u.ratio, u.bound.to_string(), m.under_test);
+    let wall_c = || near(&c.name, c.ratio, c.bound.to_string(), m.control);
     let gap = || near("the gap", f.gap, format!(">= {:.2}", f.gap_at_least), m.gap);
-    match v {
-        Verdict::Pass => near(&u.name, u.ratio, u.bound.to_string(), m.under_test)
-            .or_else(|| near(&c.name, c.ratio, c.bound.to_string(), m.control))
-            .or_else(gap),
-        Verdict::Fail => {
+    let witness_near = |mf: &ModeFigures, room: Option<f64>| {
+        let w = mf.witness.as_ref()?;
+        near(
+            &format!("{}'s witness P", mf.name),
+            w.parallelism.median,
+            p_bound(w.bound?),
+            room?,
+        )
+    };
+    let wit_u = || witness_near(u, m.witness_under_test);
+    let wit_c = || witness_near(c, m.witness_control);
+    match (v, f.witness) {
+        (Verdict::Pass, WitnessRole::Decides) => wit_u().or_else(wit_c),
+        (Verdict::Pass, WitnessRole::Agrees) => wall_u()
+            .or_else(wall_c)
+            .or_else(gap)
+            .or_else(wit_u)
+            .or_else(wit_c),
+        (Verdict::Pass, _) => wall_u().or_else(wall_c).or_else(gap),
+        (Verdict::Fail, WitnessRole::Decides) => {
+            // The witness alone holds a fail to the same count of trials
+            // the wall does: a serving thread starved of its request by a
+            // loaded event loop would sleep, and sleep reads as serialised.
             let needs = plan.fail_needs(trials);
-            if f.valid_trials < needs {
+            if n < needs {
                 return Some(format!(
-                    "not enough trials with a free core to confirm a fail: {} of {n} (a fail needs {needs})",
+                    "a fail by the scheduler witness alone needs {needs} trials; {n} so far"
+                ));
+            }
+            wit_c()
+        }
+        (Verdict::Fail, role) => {
+            // The witness confirming a fail stands in for the extra trials.
+            let needs = plan.fail_needs(trials);
+            if role != WitnessRole::Agrees && f.valid_trials < needs {
+                return Some(format!(
+                    "not enough trials with a free core to confirm a fail: {} of {n} (a fail needs {needs}; \
+                     no scheduler witness to confirm it sooner)",
                     f.valid_trials
                 ));
             }
-            if let Some(why) = near(&c.name, c.ratio, c.bound.to_string(), m.control) {
+            if let Some(why) = wall_c() {
                 return Some(why);
             }
             let clearly_missed = m.under_test <= -plan.margin || m.gap <= -plan.margin;
             (!clearly_missed).then(|| {
-                near(&u.name, u.ratio, u.bound.to_string(), m.under_test)
+                wall_u()
                     .or_else(gap)
                     .unwrap_or_else(|| format!("ambiguous after {n} trials"))
             })
         }
-        Verdict::CannotJudge | Verdict::NotApplicable => Some("no verdict yet".into()),
+        (Verdict::CannotJudge | Verdict::NotApplicable, _) => Some("no verdict yet".into()),
     }
 }
 
@@ -182,10 +378,11 @@ fn assess(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Judged<Pa
         .iter()
         .map(|c| c.pair_ms / c.single_ms)
         .collect();
-    // Only trials whose own capacity sample found a free core are evidence.
-    // Measured under intermittent load (other processes compiling), a run's
-    // best capacity sample alone was too optimistic: one lucky sample let
-    // trials whose pairs never had two cores read as a failed claim.
+    // Only trials whose own capacity sample found a free core are evidence
+    // for the wall figures. Measured under intermittent load (other
+    // processes compiling), a run's best capacity sample alone was too
+    // optimistic: one lucky sample let trials whose pairs never had two
+    // cores read as a failed claim.
     let valid: Vec<usize> = (0..per_trial.len())
         .filter(|&t| per_trial[t] <= plan.capacity_at_most)
         .collect();
@@ -203,7 +400,7 @@ fn assess(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Judged<Pa
         }
         kept
     };
-    let (Some(u), Some(c), Some(capacity), Some(capacity_trials)) = (
+    let (Some(mut u), Some(mut c), Some(capacity), Some(capacity_trials)) = (
         mode_figures(&evidence(&run.under_test), plan.under_test.bound),
         mode_figures(&evidence(&run.control), plan.control.bound),
         ratio_of_minima(&pairs, &singles),
@@ -211,6 +408,12 @@ fn assess(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Judged<Pa
     ) else {
         return cannot("no trial completed".into(), None, warnings);
     };
+    u.witness = mode_witness(
+        &run.under_test,
+        plan.under_test.witness_bound,
+        plan.serialised_at_most,
+    );
+    c.witness = mode_witness(&run.control, plan.control.witness_bound, None);
     if run.peer_port_byte_swapped {
         warnings.push(Warning::SwappedPeerPort);
     }
@@ -223,13 +426,24 @@ fn assess(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Judged<Pa
         Bound::AtMost(_) => c.ratio - u.ratio,
         Bound::AtLeast(_) => u.ratio - c.ratio,
     };
+    let witness_margin = |m: &ModeFigures| {
+        let w = m.witness.as_ref()?;
+        Some(margin(w.parallelism.median, w.bound?))
+    };
     let margins = Margins {
         under_test: margin(u.ratio, u.bound),
         control: margin(c.ratio, c.bound),
         gap: gap - plan.gap_at_least,
         capacity: plan.capacity_at_most - capacity,
+        witness_under_test: witness_margin(&u),
+        witness_control: witness_margin(&c),
     };
-    let figures = PairRatioFigures {
+    let witness_note = run.witness_unavailable.clone().or_else(|| {
+        (plan.under_test.witness_bound.is_none() || plan.control.witness_bound.is_none()).then(|| {
+            "the row sets no parallelism bounds for its modes, so the scheduler witness is shown but not judged".to_string()
+        })
+    });
+    let mut figures = PairRatioFigures {
         gap,
         gap_at_least: plan.gap_at_least,
         capacity,
@@ -240,32 +454,14 @@ fn assess(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Judged<Pa
         margins,
         under_test: u,
         control: c,
+        witness: WitnessRole::Unavailable,
+        witness_note,
     };
-    let (u, c) = (&figures.under_test, &figures.control);
+    let call = witness_call(&figures);
+    let witness_said = describe_witness(&figures);
     let n = figures.trials;
-    if (figures.valid_trials) < trials.min {
-        return cannot(
-            format!(
-                "no free core: in only {} of {n} trials did the same releasing work twice at once with no server in \
-                 the path read <= {:.2}x (best {capacity:.2}x; needs {} such trials); something else is using the machine, \
-                 so a serialised pair would look the same as a parallel one. Run on a quieter machine or one with more cores",
-                figures.valid_trials, plan.capacity_at_most, trials.min
-            ),
-            Some(figures),
-            warnings,
-        );
-    }
-    if !c.holds {
-        return cannot(
-            format!(
-                "the control did not separate: {} read {:.2}x (needs {}) after {n} trials, so this probe could not \
-                 fail here and a pass would mean nothing; check that the control route does fixed work that holds the GIL",
-                c.name, c.ratio, c.bound
-            ),
-            Some(figures),
-            warnings,
-        );
-    }
+    let k = figures.valid_trials;
+    let (u, c) = (&figures.under_test, &figures.control);
     // Rule 5: only verified work can carry a verdict. A route without a
     // digest (a deadline spin, a sleep, a stub) could separate by noise
     // alone, as two identical /busy modes did once under load.
@@ -273,33 +469,70 @@ fn assess(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Judged<Pa
         .into_iter()
         .find(|m| !m.digest_checked)
     {
-        return cannot(
-            format!(
-                "mode {} ({}) does work the runner cannot verify, so no verdict rests on it; \
-                 {} read {:.2}x and {} {:.2}x. Use a /work route",
-                m.name, m.path, u.name, u.ratio, c.name, c.ratio
-            ),
-            Some(figures),
-            warnings,
+        let reason = format!(
+            "mode {} ({}) does work the runner cannot verify, so no verdict rests on it; \
+             {} read {:.2}x and {} {:.2}x. Use a /work route",
+            m.name, m.path, u.name, u.ratio, c.name, c.ratio
         );
+        return cannot(reason, Some(figures), warnings);
     }
-    let confidence = format!(
-        "{n} trials; {} of {n} alone agree for {}, {} of {n} for {}; margins {:+.2}x, {:+.2}x, gap {:+.2} (ambiguous under {:.2}); capacity {capacity:.2}x",
-        u.agreeing_trials,
-        u.name,
-        c.agreeing_trials,
-        c.name,
-        margins.under_test,
-        margins.control,
-        margins.gap,
-        plan.margin
-    );
     let summary = format!(
         "{} {:.2}x ({}), {} {:.2}x ({}), gap {gap:.2} (needs >= {:.2})",
         u.name, u.ratio, u.bound, c.name, c.ratio, c.bound, plan.gap_at_least
     );
-    let (verdict, reason) = if u.holds && gap >= plan.gap_at_least {
-        (Verdict::Pass, summary)
+    if k < trials.min {
+        let no_core = format!(
+            "no free core: in only {k} of {n} trials did the same releasing work twice at once with no server in \
+             the path read <= {:.2}x (best {capacity:.2}x; needs {} such trials)",
+            plan.capacity_at_most, trials.min
+        );
+        let Some(claim) = call else {
+            let witness = match &figures.witness_note {
+                Some(note) => format!("; {note}"),
+                None => format!(
+                    "; the scheduler witness did not separate the modes either ({witness_said})"
+                ),
+            };
+            let reason = format!(
+                "{no_core}{witness}. Something else is using the machine, so a serialised pair would look the same \
+                 as a parallel one. Run on a quieter machine or one with more cores"
+            );
+            return cannot(reason, Some(figures), warnings);
+        };
+        figures.witness = WitnessRole::Decides;
+        let verdict = if claim { Verdict::Pass } else { Verdict::Fail };
+        let reason = format!(
+            "{} by the scheduler witness ({witness_said}); wall ratio not usable: {no_core}",
+            verdict.label()
+        );
+        let confidence = format!(
+            "{n} trials, {} witnessed pairs of {} and {} of {}; the witness counts waiting for a core as runnable, \
+             so it needs no free core; wall figures (not used): {summary}",
+            figures.under_test.witness.as_ref().map_or(0, |w| w.pairs),
+            figures.under_test.name,
+            figures.control.witness.as_ref().map_or(0, |w| w.pairs),
+            figures.control.name,
+        );
+        return Judged {
+            verdict,
+            reason,
+            confidence,
+            figures: Some(figures),
+            warnings,
+            headline: String::new(),
+            unsettled: None,
+        };
+    }
+    if !c.holds {
+        let reason = format!(
+            "the control did not separate: {} read {:.2}x (needs {}) after {n} trials, so this probe could not \
+             fail here and a pass would mean nothing; check that the control route does fixed work that holds the GIL",
+            c.name, c.ratio, c.bound
+        );
+        return cannot(reason, Some(figures), warnings);
+    }
+    let wall = if u.holds && gap >= plan.gap_at_least {
+        (Verdict::Pass, summary.clone())
     } else if !u.holds {
         (
             Verdict::Fail,
@@ -316,6 +549,48 @@ fn assess(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Judged<Pa
                 plan.gap_at_least
             ),
         )
+    };
+    let confidence = format!(
+        "{n} trials ({k} with a free core); {} of {k} alone agree for {}, {} of {k} for {}; margins {:+.2}x, {:+.2}x, \
+         gap {:+.2} (ambiguous under {:.2}); capacity {capacity:.2}x; witness: {}",
+        u.agreeing_trials,
+        u.name,
+        c.agreeing_trials,
+        c.name,
+        margins.under_test,
+        margins.control,
+        margins.gap,
+        plan.margin,
+        figures.witness_note.as_deref().unwrap_or(&witness_said)
+    );
+    let (verdict, reason) = match (wall, call, &figures.witness_note) {
+        (wall, _, Some(_)) => wall,
+        ((v, reason), Some(claim), None) if claim == (v == Verdict::Pass) => {
+            figures.witness = WitnessRole::Agrees;
+            (
+                v,
+                format!("{reason}; the scheduler witness agrees ({witness_said})"),
+            )
+        }
+        ((v, reason), Some(_), None) => {
+            figures.witness = WitnessRole::Disagrees;
+            (
+                Verdict::CannotJudge,
+                format!(
+                    "the wall clock and the scheduler witness disagree: the wall gap says {} ({reason}), the witness \
+                     says {} ({witness_said})",
+                    v.label(),
+                    if v == Verdict::Pass { "FAIL" } else { "pass" }
+                ),
+            )
+        }
+        ((v, reason), None, None) => {
+            figures.witness = WitnessRole::Silent;
+            (
+                v,
+                format!("{reason}; the scheduler witness's own control did not separate ({witness_said})"),
+            )
+        }
     };
     Judged {
         verdict,
@@ -340,6 +615,7 @@ mod tests {
             path: path.into(),
             server: ServerSettings::default(),
             bound,
+            witness_bound: None,
         };
         PairRatioPlan {
             work_kib: 64,
@@ -351,6 +627,7 @@ mod tests {
             margin: 0.1,
             connections_at_most: 2,
             fail_confirm_factor: 2,
+            serialised_at_most: None,
         }
     }
 
@@ -364,6 +641,7 @@ mod tests {
             pair_threads: 2,
             pair_pids: 1,
             connection_ports: [1, 2],
+            witness: Vec::new(),
         }
     }
 
@@ -389,6 +667,7 @@ mod tests {
             trials_done: trials as u32,
             broken: None,
             peer_port_byte_swapped: false,
+            witness_unavailable: None,
         }
     }
 
@@ -485,5 +764,179 @@ mod tests {
             "{}",
             j.confidence
         );
+    }
+
+    use crate::witness::{ThreadFigures, Witness};
+
+    const MS: u64 = 1_000_000;
+
+    /// A pair's witness over 40 ms: each serving thread (on-CPU ms,
+    /// run-queue ms); the others' run-queue time is what the other thread
+    /// of the pair spent waiting for a core.
+    fn pair_witness(threads: &[(u64, u64)]) -> Witness {
+        let wall = 40 * MS;
+        let total_rq: u64 = threads.iter().map(|t| t.1 * MS).sum();
+        Witness {
+            wall_ns: wall,
+            parallelism: None,
+            on_cpu_ns: 0,
+            run_queue_ns: total_rq,
+            threads: threads
+                .iter()
+                .enumerate()
+                .map(|(i, &(on, rq))| ThreadFigures {
+                    tid: i as i32 + 1,
+                    on_cpu_ns: on * MS,
+                    run_queue_ns: rq * MS,
+                    blocked_ns: wall.saturating_sub((on + rq) * MS),
+                    others_run_queue_ns: total_rq - rq * MS,
+                })
+                .collect(),
+            unseen: Vec::new(),
+            appeared: 0,
+            vanished: 0,
+        }
+    }
+
+    /// The E19 plan with witness bounds.
+    fn witnessed_plan() -> PairRatioPlan {
+        let mut p = plan("/work?mode=release", "/work?mode=hold");
+        p.under_test.witness_bound = Some(Bound::AtLeast(1.75));
+        p.control.witness_bound = Some(Bound::AtMost(1.6));
+        p.serialised_at_most = Some(1.4);
+        p
+    }
+
+    /// Both threads runnable all along (some of it waiting for a core).
+    fn parallel() -> Witness {
+        pair_witness(&[(25, 15), (26, 14)])
+    }
+
+    /// Two threads taking turns behind a lock, nobody waiting for a core.
+    fn serialised() -> Witness {
+        pair_witness(&[(20, 0), (20, 0)])
+    }
+
+    fn witnessed(
+        p: &PairRatioPlan,
+        wall: (f64, f64, f64),
+        under: fn() -> Witness,
+        control: fn() -> Witness,
+        trials: usize,
+    ) -> PairRatioRun {
+        let mut r = run(p, wall.0, wall.1, wall.2, trials);
+        r.under_test.witness = (0..trials).map(|_| Some(under())).collect();
+        r.control.witness = (0..trials).map(|_| Some(control())).collect();
+        r
+    }
+
+    #[test]
+    fn with_no_free_core_the_witness_decides_a_pass_alone() {
+        let p = witnessed_plan();
+        // The wall ratios are useless (no free core: capacity 2.0x)...
+        let r = witnessed(&p, (2.0, 2.0, 2.0), parallel, serialised, 5);
+        let j = judge(&p, BUDGET, &r).concluded();
+        assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
+        assert!(
+            j.reason.starts_with("pass by the scheduler witness"),
+            "{}",
+            j.reason
+        );
+        assert!(
+            j.reason.contains("wall ratio not usable: no free core"),
+            "{}",
+            j.reason
+        );
+        // Twin: the same machine with a serialised mode under test is no pass.
+        let r = witnessed(&p, (2.0, 2.0, 2.0), serialised, serialised, 5);
+        assert_ne!(judge(&p, BUDGET, &r).concluded().verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn a_witness_fail_alone_needs_the_confirming_trials() {
+        let p = witnessed_plan();
+        let r = witnessed(&p, (2.0, 2.0, 2.0), serialised, serialised, 5);
+        let j = judge(&p, BUDGET, &r);
+        assert_eq!(j.verdict, Verdict::Fail, "{}", j.reason);
+        assert!(
+            !j.settled(),
+            "5 trials are not enough for a witness fail alone"
+        );
+        let r = witnessed(&p, (2.0, 2.0, 2.0), serialised, serialised, 10);
+        let j = judge(&p, BUDGET, &r);
+        assert!(j.settled(), "{:?}", j.unsettled);
+        assert_eq!(j.concluded().verdict, Verdict::Fail);
+    }
+
+    #[test]
+    fn a_wall_fail_the_witness_confirms_needs_no_extra_trials() {
+        let p = witnessed_plan();
+        let r = witnessed(&p, (1.98, 2.01, 1.03), serialised, serialised, 5);
+        let j = judge(&p, BUDGET, &r);
+        assert_eq!(j.verdict, Verdict::Fail, "{}", j.reason);
+        assert!(j.settled(), "{:?}", j.unsettled);
+        assert!(
+            j.reason.contains("the scheduler witness agrees"),
+            "{}",
+            j.reason
+        );
+        // Twin: with no witness the same fail waits for 10 trials with a
+        // free core, and says so.
+        let r = run(&p, 1.98, 2.01, 1.03, 5);
+        let j = judge(&p, BUDGET, &r);
+        assert!(!j.settled());
+        assert!(
+            j.unsettled
+                .as_deref()
+                .unwrap()
+                .starts_with("not enough trials with a free core to confirm a fail: 5 of 5"),
+            "{:?}",
+            j.unsettled
+        );
+    }
+
+    #[test]
+    fn the_wall_and_the_witness_disagreeing_cannot_judge() {
+        let p = witnessed_plan();
+        // The wall says parallel; the witness says the threads took turns.
+        let r = witnessed(&p, (1.02, 2.01, 1.03), serialised, serialised, 15);
+        let (v, reason) = verdict(&p, &r);
+        assert_eq!(v, Verdict::CannotJudge);
+        assert!(reason.contains("disagree"), "{reason}");
+        // Twin: agreeing, it passes.
+        let r = witnessed(&p, (1.02, 2.01, 1.03), parallel, serialised, 5);
+        assert_eq!(verdict(&p, &r).0, Verdict::Pass);
+    }
+
+    #[test]
+    fn blocked_time_that_noise_could_explain_never_fails_a_row() {
+        let p = witnessed_plan();
+        // One thread idled after its reply while its partner waited 20 ms
+        // for a core: plain parallelism reads low, but the other's run-queue
+        // time explains the idle tail, so the witness says nothing...
+        let tail = || pair_witness(&[(20, 0), (20, 20)]);
+        let r = witnessed(&p, (2.0, 2.0, 2.0), tail, serialised, 15);
+        let (v, reason) = verdict(&p, &r);
+        assert_eq!(v, Verdict::CannotJudge, "{reason}");
+        assert!(reason.starts_with("no free core"), "{reason}");
+        // ...where the same reading with nobody waiting for a core fails.
+        let r = witnessed(&p, (2.0, 2.0, 2.0), serialised, serialised, 15);
+        assert_eq!(verdict(&p, &r).0, Verdict::Fail);
+    }
+
+    #[test]
+    fn without_a_witness_the_wall_rules_apply_and_say_why() {
+        let p = witnessed_plan();
+        let mut r = run(&p, 1.02, 2.01, 1.03, 5);
+        r.witness_unavailable = Some("no per-thread scheduler accounting on this platform".into());
+        let j = judge(&p, BUDGET, &r).concluded();
+        assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
+        assert!(
+            j.confidence.contains("no per-thread scheduler accounting"),
+            "{}",
+            j.confidence
+        );
+        let f = j.figures.unwrap();
+        assert_eq!(f.witness, WitnessRole::Unavailable);
     }
 }

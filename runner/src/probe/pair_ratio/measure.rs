@@ -20,6 +20,10 @@
 //! - Every `/work` reply's digest is checked against one computed here; a
 //!   mismatch, a non-200 or a lost connection makes the run "broken", which
 //!   can never pass.
+//! - Where the kernel keeps per-thread scheduler accounting (Linux), every
+//!   timed pair is bracketed by two snapshots of the server's process group
+//!   (`schedstat`), taken just before the pair is released and just after
+//!   both replies: the scheduler witness (`witness`) of that pair.
 
 use std::time::{Duration, Instant};
 
@@ -33,9 +37,11 @@ use crate::digest::WorkDigest;
 use crate::http::{Connection, HttpError, Reply};
 use crate::limits::Limits;
 use crate::probe::seeds::Seeds;
+use crate::schedstat::{self, Availability, Snapshot};
 use crate::server_pool::Target;
 use crate::spec::{Mode, Trials};
 use crate::trial::{ProbeEvent, TrialLoop};
+use crate::witness::{self, Witness};
 
 /// What one mode measured.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -52,6 +58,9 @@ pub struct ModeRun {
     pub pair_pids: usize,
     /// The client ports of the two connections this mode used.
     pub connection_ports: [u16; 2],
+    /// The scheduler witness of each timed pair, in trial order; None for a
+    /// pair whose snapshots could not be read.
+    pub witness: Vec<Option<Witness>>,
 }
 
 /// Why a run cannot be used as evidence at all.
@@ -117,6 +126,9 @@ pub struct PairRatioRun {
     pub broken: Option<Broken>,
     /// The server reported peer ports byte-swapped (a known uWSGI bug).
     pub peer_port_byte_swapped: bool,
+    /// Why there is no scheduler witness (not Linux, frozen counters);
+    /// None when every pair was witnessed.
+    pub witness_unavailable: Option<String>,
 }
 
 /// Two kept-alive connections to one server, and the worker each landed on.
@@ -126,6 +138,8 @@ struct Lane {
     pids: Option<[u32; 2]>,
     /// The server's profile declares byte-swapped peer ports (a quirk).
     swapped_ok: bool,
+    /// The processes of the server's group, for the witness's snapshots.
+    members: Vec<i32>,
 }
 
 struct Session<'a> {
@@ -138,6 +152,8 @@ struct Session<'a> {
     lane_of: [usize; 2],
     /// Set when a reply named its connection's port byte-swapped.
     swapped_peer_port: std::cell::Cell<bool>,
+    /// Whether to take the scheduler witness of each pair.
+    witness: bool,
 }
 
 impl Session<'_> {
@@ -231,26 +247,53 @@ impl Session<'_> {
         Ok(ms(reply.elapsed))
     }
 
-    /// Two requests at once, one per connection of the mode's lane; the
-    /// pair's time in ms and who served each.
-    async fn pair(
-        &mut self,
-        slot: usize,
-        mode: &Mode,
-    ) -> Result<(f64, [(Option<u32>, Option<u64>); 2]), Broken> {
+    /// Two requests at once, one per connection of the mode's lane: the
+    /// pair's time in ms, who served each, and the pair's scheduler witness.
+    async fn pair(&mut self, slot: usize, mode: &Mode) -> Result<PairReading, Broken> {
         let lane = self.lane_of[slot];
         let (url_a, seed_a) = self.url(mode);
         let (url_b, seed_b) = self.url(mode);
         let limit = self.limits.request;
+        let before = self
+            .witness
+            .then(|| Snapshot::of_pids(&self.lanes[lane].members));
         let [a, b] = &mut self.lanes[lane].conns;
         let started = Instant::now();
         let (ra, rb) = tokio::join!(a.get(&url_a, limit), b.get(&url_b, limit));
         let elapsed = started.elapsed();
+        let after = before
+            .as_ref()
+            .map(|_| Snapshot::of_pids(&self.lanes[lane].members));
         let ra = self.check(mode, lane, 0, &url_a, seed_a, ra)?;
         let rb = self.check(mode, lane, 1, &url_b, seed_b, rb)?;
         let who = |r: &Reply| (r.served_by.pid, r.served_by.thread_id);
-        Ok((ms(elapsed), [who(&ra), who(&rb)]))
+        let served = [who(&ra), who(&rb)];
+        let witness = before.zip(after).map(|(before, after)| {
+            let tids: Vec<i32> = served
+                .iter()
+                .filter_map(|(_, tid)| tid.and_then(|t| i32::try_from(t).ok()))
+                .collect();
+            witness::witness(&schedstat::delta(&before, &after), &tids)
+        });
+        Ok(PairReading {
+            ms: ms(elapsed),
+            served,
+            witness,
+        })
     }
+}
+
+/// One timed pair.
+struct PairReading {
+    ms: f64,
+    served: [(Option<u32>, Option<u64>); 2],
+    witness: Option<Witness>,
+}
+
+/// The processes of a server's group, for its snapshots (empty where /proc
+/// cannot be listed: the witness then reads nothing and says so).
+fn members(target: Target) -> Vec<i32> {
+    schedstat::group_members(target.pgid).unwrap_or_default()
 }
 
 /// `/work` routes carry fixed work with a digest; anything else does not.
@@ -284,6 +327,7 @@ async fn open_lane(mode: &Mode, target: Target, cap: u32, limits: Limits) -> Res
             conns: [a, b],
             pids: None,
             swapped_ok: target.peer_port_byte_swapped,
+            members: members(target),
         });
     }
     let mut first: Option<(Connection, u32)> = None;
@@ -307,6 +351,7 @@ async fn open_lane(mode: &Mode, target: Target, cap: u32, limits: Limits) -> Res
                     conns: [f, c],
                     pids: Some([fpid, pid]),
                     swapped_ok: target.peer_port_byte_swapped,
+                    members: members(target),
                 })
             }
             Some(keep) => first = Some(keep),
@@ -340,6 +385,7 @@ pub async fn run(
         trials_done: 0,
         broken: None,
         peer_port_byte_swapped: false,
+        witness_unavailable: None,
     };
     let args = RunArgs {
         targets,
@@ -370,6 +416,7 @@ fn mode_run(mode: &Mode) -> ModeRun {
         pair_threads: 0,
         pair_pids: 0,
         connection_ports: [0, 0],
+        witness: Vec::new(),
     }
 }
 
@@ -417,7 +464,14 @@ async fn run_into(
         lanes,
         lane_of,
         swapped_peer_port: Default::default(),
+        witness: false,
     };
+    // Checked once per process (about 30 ms of spinning), after the servers
+    // are up and before anything is timed.
+    match schedstat::availability() {
+        Availability::Available => s.witness = true,
+        other => out.witness_unavailable = other.reason(),
+    }
 
     // Warm-up: every mode paired on both its connections, so both have
     // carried a request and the server's threads, imports and buffers exist
@@ -440,8 +494,8 @@ async fn run_into(
         for slot in trial.order() {
             let mode = modes[slot];
             let single = s.single(slot, mode, (trial.index % 2) as usize).await?;
-            let (pair, served) = s.pair(slot, mode).await?;
-            for (pid, tid) in served {
+            let reading = s.pair(slot, mode).await?;
+            for (pid, tid) in reading.served {
                 if let Some(tid) = tid {
                     threads[slot].insert((pid, tid));
                 }
@@ -453,7 +507,8 @@ async fn run_into(
                 &mut out.control
             };
             run.single_ms.push(single);
-            run.pair_ms.push(pair);
+            run.pair_ms.push(reading.ms);
+            run.witness.push(reading.witness);
         }
         let seed = s.seeds.next().unwrap_or_default();
         let sample = control

@@ -50,6 +50,11 @@ pub struct PairRatioFile {
     /// so it can fake a fail but not a pass.
     #[serde(default = "default_fail_confirm")]
     pub fail_confirm_factor: u32,
+    /// The scheduler witness (Linux) fails the claim only when the mode
+    /// under test's parallelism, with every blocked moment that noise could
+    /// explain counted as runnable, reads at most this: the threads
+    /// provably took turns. Unset: the witness never fails a row.
+    pub serialised_at_most: Option<f64>,
 }
 
 fn default_connections() -> u32 {
@@ -72,6 +77,7 @@ pub struct PairRatioPlan {
     pub margin: f64,
     pub connections_at_most: u32,
     pub fail_confirm_factor: u32,
+    pub serialised_at_most: Option<f64>,
 }
 
 impl PairRatioPlan {
@@ -132,8 +138,11 @@ impl Probe for PairRatio {
             1..=10,
             err,
         )?;
+        if let Some(v) = block.serialised_at_most {
+            ratio_in_range(&key(at, "serialised_at_most"), v, err)?;
+        }
         let (under_test, control) =
-            validate_modes("pair-ratio", at, &block.modes, row_server, true, err)?;
+            validate_modes("pair-ratio", at, &block.modes, row_server, true, true, err)?;
         Ok(PairRatioPlan {
             work_kib: block.work_kib,
             warmup: block.warmup,
@@ -144,6 +153,7 @@ impl Probe for PairRatio {
             margin: block.margin,
             connections_at_most: block.connections_at_most,
             fail_confirm_factor: block.fail_confirm_factor,
+            serialised_at_most: block.serialised_at_most,
         })
     }
 

@@ -1,6 +1,6 @@
 //! The pair-ratio table: one line per mode, then the capacity control.
 
-use super::judge::{ModeFigures, PairRatioFigures};
+use super::judge::{p_bound, ModeFigures, PairRatioFigures, WitnessRole};
 
 fn ok(holds: bool) -> &'static str {
     if holds {
@@ -48,7 +48,65 @@ pub fn table(f: &PairRatioFigures, s: &mut String) {
         ok(f.capacity <= f.capacity_at_most)
     ));
     s.push_str(&format!(
-        "  ({} trials; single and pair are the fastest of each; ratio = min pair / min single)\n",
-        f.trials
+        "  ({} trials, {} with a free core; single and pair are the fastest of each; ratio = min pair / min single)\n",
+        f.trials, f.valid_trials
+    ));
+    witness_table(f, s);
+}
+
+fn witness_line(m: &ModeFigures) -> Option<String> {
+    let w = m.witness.as_ref()?;
+    let verdict = match w.holds {
+        Some(true) => "ok",
+        Some(false) => "no",
+        None => "-",
+    };
+    Some(format!(
+        "  {:<12} {:>8.2} {:>11.2} {:>8.2} {:>9.2}   {:<16} {:>10}   {}\n",
+        m.name,
+        w.parallelism.median,
+        w.unconvoyed.median,
+        w.blocked.median,
+        w.run_queue.median,
+        format!(
+            "[{:.2}-{:.2}] n={}",
+            w.parallelism.min, w.parallelism.max, w.pairs
+        ),
+        w.bound.map_or("-".to_string(), p_bound),
+        verdict
+    ))
+}
+
+/// The scheduler witness beside the wall figures (Linux).
+fn witness_table(f: &PairRatioFigures, s: &mut String) {
+    let lines: Vec<String> = [&f.under_test, &f.control]
+        .into_iter()
+        .filter_map(witness_line)
+        .collect();
+    if lines.is_empty() {
+        if let Some(note) = &f.witness_note {
+            s.push_str(&format!("  scheduler witness: {note}\n"));
+        }
+        return;
+    }
+    s.push_str(&format!(
+        "  {:<12} {:>8} {:>11} {:>8} {:>9}   {:<16} {:>10}\n",
+        "witness", "P", "unconvoyed", "blocked", "run-queue", "P range", "bound"
+    ));
+    for l in lines {
+        s.push_str(&l);
+    }
+    let role = match f.witness {
+        WitnessRole::Agrees => "agrees with the wall gap",
+        WitnessRole::Disagrees => "DISAGREES with the wall gap",
+        WitnessRole::Decides => "decides alone (the wall ratio had no free core)",
+        WitnessRole::Silent => {
+            "is silent (its own control did not separate, or noise could explain it)"
+        }
+        WitnessRole::Unavailable => "is not judged",
+    };
+    s.push_str(&format!(
+        "  (P: serving threads' runnable time / pair wall, median; blocked and run-queue: their shares; the witness {role}{})\n",
+        f.witness_note.as_deref().map_or(String::new(), |n| format!("; {n}"))
     ));
 }
