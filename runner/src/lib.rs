@@ -28,4 +28,5 @@ pub mod session;
 pub mod signals;
 pub mod spec;
 pub mod stats;
+pub mod text;
 pub mod verdict;

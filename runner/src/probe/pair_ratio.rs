@@ -32,6 +32,7 @@ use crate::digest::WorkDigest;
 use crate::http::{Connection, HttpError, Reply};
 use crate::probe::seeds::Seeds;
 use crate::spec::row::{Mode, PairRatioPlan, Trials};
+use crate::text::clip;
 
 /// Bounds on waiting, from the options.
 #[derive(Debug, Clone, Copy)]
@@ -193,13 +194,11 @@ impl Session<'_> {
             error,
         })?;
         if reply.status != 200 {
-            let mut body = reply.text();
-            body.truncate(200);
             return Err(Broken::Status {
                 mode: mode.name.clone(),
                 path: url.into(),
                 status: reply.status,
-                body,
+                body: clip(&reply.text(), 200),
             });
         }
         if let Some(seen) = reply.served_by.peer_port {
@@ -229,12 +228,10 @@ impl Session<'_> {
             let expected = self.digest.expected(seed);
             let got = reply.text();
             if got.trim() != expected {
-                let mut got = got;
-                got.truncate(80);
                 return Err(Broken::Digest {
                     mode: mode.name.clone(),
                     path: url.into(),
-                    got,
+                    got: clip(got.trim(), 80),
                     expected,
                 });
             }
