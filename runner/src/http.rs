@@ -127,7 +127,7 @@ impl Connection {
             }
         })?;
         let status = response.status().as_u16();
-        let served_by = served_by(response.headers());
+        let served_by = crate::reply::served_by(response.headers());
         let body = Limited::new(response.into_body(), MAX_BODY_BYTES)
             .collect()
             .await
@@ -145,20 +145,6 @@ impl Connection {
 impl Drop for Connection {
     fn drop(&mut self) {
         self.driver.abort();
-    }
-}
-
-fn served_by(headers: &hyper::HeaderMap) -> ServedBy {
-    let get = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::trim)
-    };
-    ServedBy {
-        pid: get("x-pid").and_then(|v| v.parse().ok()),
-        thread_id: get("x-thread-id").and_then(|v| v.parse().ok()),
-        peer_port: get("x-peer-port").and_then(|v| v.parse().ok()),
     }
 }
 

@@ -21,6 +21,7 @@ pub mod probe;
 pub mod process;
 pub mod project;
 pub mod pyenv;
+pub mod reply;
 pub mod report;
 pub mod server;
 pub mod server_status;

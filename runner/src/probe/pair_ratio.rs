@@ -31,8 +31,8 @@ use crate::control::{CapacityControl, ControlError, ControlSample};
 use crate::digest::WorkDigest;
 use crate::http::{Connection, HttpError, Reply};
 use crate::probe::seeds::Seeds;
+use crate::reply;
 use crate::spec::row::{Mode, PairRatioPlan, Trials};
-use crate::text::clip;
 
 /// Bounds on waiting, from the options.
 #[derive(Debug, Clone, Copy)]
@@ -187,56 +187,22 @@ impl Session<'_> {
         result: Result<Reply, HttpError>,
     ) -> Result<Reply, Broken> {
         let l = &self.lanes[lane];
-        let port = l.conns[conn].local_port();
-        let reply = result.map_err(|error| Broken::Request {
-            mode: mode.name.clone(),
-            port,
-            error,
-        })?;
-        if reply.status != 200 {
-            return Err(Broken::Status {
-                mode: mode.name.clone(),
-                path: url.into(),
-                status: reply.status,
-                body: clip(&reply.text(), 200),
-            });
+        let digest = seed.map(|seed| self.digest.expected(seed));
+        let asked = reply::Asked {
+            mode: &mode.name,
+            url,
+            port: l.conns[conn].local_port(),
+            // The lead makes this a server-profile quirk; until then every
+            // server gets uWSGI's (still noted and warned about).
+            accept_swapped_port: true,
+            pid: l.pids.map(|pids| pids[conn]),
+            digest: digest.as_deref(),
+        };
+        let checked = reply::check(&asked, result)?;
+        if checked.peer_port_swapped {
+            self.swapped_peer_port.set(true);
         }
-        if let Some(seen) = reply.served_by.peer_port {
-            // uWSGI's HTTP router hands the app REMOTE_PORT with its two bytes
-            // swapped (unbit/uwsgi#1889): still this connection, and noted.
-            if seen == port.swap_bytes() && seen != port {
-                self.swapped_peer_port.set(true);
-            } else if seen != port {
-                return Err(Broken::Connection {
-                    mode: mode.name.clone(),
-                    expected: port,
-                    seen,
-                });
-            }
-        }
-        if let (Some(pids), Some(seen)) = (l.pids, reply.served_by.pid) {
-            if pids[conn] != seen {
-                return Err(Broken::Worker {
-                    mode: mode.name.clone(),
-                    port,
-                    expected: pids[conn],
-                    seen,
-                });
-            }
-        }
-        if let Some(seed) = seed {
-            let expected = self.digest.expected(seed);
-            let got = reply.text();
-            if got.trim() != expected {
-                return Err(Broken::Digest {
-                    mode: mode.name.clone(),
-                    path: url.into(),
-                    got: clip(got.trim(), 80),
-                    expected,
-                });
-            }
-        }
-        Ok(reply)
+        Ok(checked.reply)
     }
 
     /// One request alone on connection `conn` of the mode's lane; its time in ms.

@@ -1,0 +1,318 @@
+//! Checks one server reply against what was asked: the status, the
+//! connection it says it came in on, the worker that served it, and the
+//! digest of the work. Also reads who served a reply from its headers.
+//!
+//! A reply is untrusted input: any status, any header bytes, any body up to
+//! the transport's cap. Everything here is a pure function of plain inputs,
+//! so it can be fuzzed without a server (runner/tests/reply_fuzz.rs); every
+//! piece of a reply that reaches a message goes through [`crate::text::clip`].
+
+use crate::http::{HttpError, Reply, ServedBy};
+use crate::probe::pair_ratio::Broken;
+use crate::text::clip;
+
+/// How much of a non-200 reply's body a message quotes.
+pub const STATUS_BODY_BYTES: usize = 200;
+/// How much of a wrong digest a message quotes (a right one is 64 bytes).
+pub const DIGEST_GOT_BYTES: usize = 80;
+
+/// What one request asked for, and what its reply must therefore say.
+#[derive(Debug, Clone, Copy)]
+pub struct Asked<'a> {
+    /// The mode the request measured (for messages).
+    pub mode: &'a str,
+    /// The path and query sent (for messages).
+    pub url: &'a str,
+    /// The client port of the connection the request went out on.
+    pub port: u16,
+    /// Whether a peer port with its two bytes swapped still names this
+    /// connection: uWSGI's HTTP router hands the app REMOTE_PORT that way
+    /// (unbit/uwsgi#1889).
+    pub accept_swapped_port: bool,
+    /// The worker process this connection was served by, where the server
+    /// has several and the reply must come from the same one.
+    pub pid: Option<u32>,
+    /// The digest the body must carry (work routes only).
+    pub digest: Option<&'a str>,
+}
+
+/// A reply that passed every check.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub reply: Reply,
+    /// The reply named its connection's port byte-swapped (accepted only
+    /// with [`Asked::accept_swapped_port`]); worth a warning.
+    pub peer_port_swapped: bool,
+}
+
+/// Checks `result`, the outcome of the request `asked` describes: a failed
+/// request, a non-200 status, a reply from another connection or another
+/// worker, or a wrong digest is the [`Broken`] cause that makes the run
+/// unusable as evidence.
+pub fn check(asked: &Asked<'_>, result: Result<Reply, HttpError>) -> Result<Checked, Broken> {
+    let mode = || asked.mode.to_string();
+    let reply = result.map_err(|error| Broken::Request {
+        mode: mode(),
+        port: asked.port,
+        error,
+    })?;
+    if reply.status != 200 {
+        return Err(Broken::Status {
+            mode: mode(),
+            path: asked.url.into(),
+            status: reply.status,
+            body: clip(&reply.text(), STATUS_BODY_BYTES),
+        });
+    }
+    let mut peer_port_swapped = false;
+    if let Some(seen) = reply.served_by.peer_port {
+        let swapped = seen == asked.port.swap_bytes() && seen != asked.port;
+        if swapped && asked.accept_swapped_port {
+            peer_port_swapped = true;
+        } else if seen != asked.port {
+            return Err(Broken::Connection {
+                mode: mode(),
+                expected: asked.port,
+                seen,
+            });
+        }
+    }
+    if let (Some(expected), Some(seen)) = (asked.pid, reply.served_by.pid) {
+        if expected != seen {
+            return Err(Broken::Worker {
+                mode: mode(),
+                port: asked.port,
+                expected,
+                seen,
+            });
+        }
+    }
+    if let Some(expected) = asked.digest {
+        let got = reply.text();
+        if got.trim() != expected {
+            return Err(Broken::Digest {
+                mode: mode(),
+                path: asked.url.into(),
+                got: clip(got.trim(), DIGEST_GOT_BYTES),
+                expected: expected.into(),
+            });
+        }
+    }
+    Ok(Checked {
+        reply,
+        peer_port_swapped,
+    })
+}
+
+/// What the fixture's `X-` headers say about who served a reply. A header
+/// that is missing, not text, or not a number of the right size reads as
+/// absent: the checks above then have nothing to compare, which is weaker
+/// evidence but never a crash.
+pub fn served_by(headers: &hyper::HeaderMap) -> ServedBy {
+    let get = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    ServedBy {
+        pid: get("x-pid").and_then(|v| v.parse().ok()),
+        thread_id: get("x-thread-id").and_then(|v| v.parse().ok()),
+        peer_port: get("x-peer-port").and_then(|v| v.parse().ok()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+    use std::time::Duration;
+
+    const DIGEST: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+
+    fn asked() -> Asked<'static> {
+        Asked {
+            mode: "releasing",
+            url: "/work?kib=1&seed=7",
+            port: 40072,
+            accept_swapped_port: true,
+            pid: Some(11),
+            digest: Some(DIGEST),
+        }
+    }
+
+    fn reply(status: u16, body: impl Into<Bytes>, served_by: ServedBy) -> Reply {
+        Reply {
+            status,
+            body: body.into(),
+            served_by,
+            elapsed: Duration::from_millis(1),
+        }
+    }
+
+    fn by(pid: Option<u32>, peer_port: Option<u16>) -> ServedBy {
+        ServedBy {
+            pid,
+            thread_id: Some(1),
+            peer_port,
+        }
+    }
+
+    fn good() -> Reply {
+        reply(200, format!("{DIGEST}\n"), by(Some(11), Some(40072)))
+    }
+
+    #[test]
+    fn a_right_reply_passes() {
+        let c = check(&asked(), Ok(good())).unwrap();
+        assert!(!c.peer_port_swapped);
+        // Nothing to compare is not a mismatch.
+        let bare = reply(200, DIGEST, ServedBy::default());
+        assert!(check(&asked(), Ok(bare)).is_ok());
+    }
+
+    #[test]
+    fn a_failed_request_is_broken() {
+        let e = check(&asked(), Err(HttpError::Closed)).unwrap_err();
+        assert!(matches!(e, Broken::Request { port: 40072, .. }), "{e}");
+        assert!(e.to_string().contains("closed the kept-alive connection"));
+    }
+
+    #[test]
+    fn a_non_200_is_broken_and_quotes_a_clipped_body() {
+        // The reply that panicked at pair_ratio.rs:197: 300 "€", HTTP 500.
+        let r = reply(500, "€".repeat(300), by(Some(11), Some(40072)));
+        let e = check(&asked(), Ok(r)).unwrap_err();
+        let Broken::Status { status, body, .. } = &e else {
+            panic!("{e}")
+        };
+        assert_eq!(*status, 500);
+        assert!(body.len() <= STATUS_BODY_BYTES + 20, "{body}");
+        assert!(body.ends_with("… (900 bytes)"), "{body}");
+        assert!(e.to_string().contains("HTTP 500 for /work?kib=1&seed=7"));
+    }
+
+    #[test]
+    fn a_wrong_digest_is_broken_and_quotes_a_clipped_body() {
+        // The same reply at 200: the digest path cut at 80 bytes (:233).
+        let r = reply(200, "€".repeat(300), by(Some(11), Some(40072)));
+        let e = check(&asked(), Ok(r)).unwrap_err();
+        let Broken::Digest { got, expected, .. } = &e else {
+            panic!("{e}")
+        };
+        assert_eq!(expected, DIGEST);
+        assert!(
+            got.starts_with('€') && got.ends_with("… (900 bytes)"),
+            "{got}"
+        );
+        assert!(e.to_string().contains("wrong digest"));
+        // Invalid UTF-8 and a character cut at the end read lossily.
+        let mut cut = "€".repeat(300).into_bytes();
+        cut.pop();
+        for body in [vec![0xff, 0xfe, 0x00, 0x80], cut] {
+            let r = reply(200, body, by(Some(11), Some(40072)));
+            assert!(matches!(check(&asked(), Ok(r)), Err(Broken::Digest { .. })));
+        }
+    }
+
+    #[test]
+    fn no_digest_asked_means_no_digest_checked() {
+        let a = Asked {
+            digest: None,
+            ..asked()
+        };
+        let r = reply(200, "anything", by(Some(11), Some(40072)));
+        assert!(check(&a, Ok(r)).is_ok());
+    }
+
+    #[test]
+    fn another_connection_is_broken() {
+        let r = reply(200, DIGEST, by(Some(11), Some(40073)));
+        let e = check(&asked(), Ok(r)).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Broken::Connection {
+                    expected: 40072,
+                    seen: 40073,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_byte_swapped_peer_port_passes_only_where_accepted() {
+        let swapped = 40072u16.swap_bytes();
+        let r = reply(200, DIGEST, by(Some(11), Some(swapped)));
+        let c = check(&asked(), Ok(r.clone())).unwrap();
+        assert!(c.peer_port_swapped);
+        // The twin: a server without the quirk gets no such pass.
+        let strict = Asked {
+            accept_swapped_port: false,
+            ..asked()
+        };
+        let e = check(&strict, Ok(r)).unwrap_err();
+        assert!(
+            matches!(e, Broken::Connection { seen, .. } if seen == swapped),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_port_equal_to_its_own_swap_is_not_called_swapped() {
+        let port = 0x9c9c;
+        let a = Asked { port, ..asked() };
+        let c = check(&a, Ok(reply(200, DIGEST, by(Some(11), Some(port))))).unwrap();
+        assert!(!c.peer_port_swapped);
+    }
+
+    #[test]
+    fn another_worker_is_broken() {
+        let r = reply(200, DIGEST, by(Some(12), Some(40072)));
+        let e = check(&asked(), Ok(r)).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Broken::Worker {
+                    expected: 11,
+                    seen: 12,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        // Without a known worker, any pid is fine.
+        let a = Asked {
+            pid: None,
+            ..asked()
+        };
+        let r = reply(200, DIGEST, by(Some(12), Some(40072)));
+        assert!(check(&a, Ok(r)).is_ok());
+    }
+
+    #[test]
+    fn served_by_reads_numbers_and_ignores_anything_else() {
+        let mut h = hyper::HeaderMap::new();
+        h.insert("x-pid", " 42 ".parse().unwrap());
+        h.insert("x-thread-id", "140234".parse().unwrap());
+        h.insert("x-peer-port", "40072".parse().unwrap());
+        assert_eq!(
+            served_by(&h),
+            ServedBy {
+                pid: Some(42),
+                thread_id: Some(140234),
+                peer_port: Some(40072)
+            }
+        );
+        let mut h = hyper::HeaderMap::new();
+        h.insert("x-pid", "-1".parse().unwrap());
+        h.insert(
+            "x-thread-id",
+            hyper::header::HeaderValue::from_bytes(b"\xe2\x82\xac").unwrap(),
+        );
+        h.insert("x-peer-port", "99999".parse().unwrap());
+        assert_eq!(served_by(&h), ServedBy::default());
+    }
+}
