@@ -5,11 +5,11 @@
 //! A reply is untrusted input: any status, any header bytes, any body up to
 //! the transport's cap. Everything here is a pure function of plain inputs,
 //! so it can be fuzzed without a server (runner/tests/reply_fuzz.rs); every
-//! piece of a reply that reaches a message goes through [`crate::text::clip`].
+//! piece of a reply that reaches a message goes through [`clip_bytes`].
 
 use crate::http::{HttpError, Reply, ServedBy};
 use crate::probe::pair_ratio::Broken;
-use crate::text::clip;
+use crate::text::clip_bytes;
 
 /// How much of a non-200 reply's body a message quotes.
 pub const STATUS_BODY_BYTES: usize = 200;
@@ -61,7 +61,7 @@ pub fn check(asked: &Asked<'_>, result: Result<Reply, HttpError>) -> Result<Chec
             mode: mode(),
             path: asked.url.into(),
             status: reply.status,
-            body: clip(&reply.text(), STATUS_BODY_BYTES),
+            body: clip_bytes(&reply.body, STATUS_BODY_BYTES),
         });
     }
     let mut peer_port_swapped = false;
@@ -93,7 +93,7 @@ pub fn check(asked: &Asked<'_>, result: Result<Reply, HttpError>) -> Result<Chec
             return Err(Broken::Digest {
                 mode: mode(),
                 path: asked.url.into(),
-                got: clip(got.trim(), DIGEST_GOT_BYTES),
+                got: clip_bytes(reply.body.trim_ascii(), DIGEST_GOT_BYTES),
                 expected: expected.into(),
             });
         }

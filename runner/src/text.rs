@@ -5,7 +5,8 @@
 //! [`clip`] is the one way such text enters a reason, a report or a log
 //! line: short, on one line, and never cut inside a character (slicing a
 //! `str` off a char boundary panics, which is how a reply of 300 "€" once
-//! crashed the runner).
+//! crashed the runner). [`clip_bytes`] does the same for raw bytes, invalid
+//! UTF-8 included, decoding only what it keeps.
 
 /// The ellipsis marking a clipped text.
 pub const ELLIPSIS: char = '…';
@@ -16,7 +17,24 @@ pub const ELLIPSIS: char = '…';
 /// escaped (`\n`, `\u{1b}`), so the result stays on one line and cannot
 /// drive a terminal; the escapes may add to the length, at most tenfold.
 pub fn clip(text: &str, max_bytes: usize) -> String {
-    let head = &text[..floor_char_boundary(text, max_bytes)];
+    clip_bytes(text.as_bytes(), max_bytes)
+}
+
+/// [`clip`] for bytes that may not be UTF-8 (a reply body): invalid bytes
+/// read as U+FFFD, and the length given is the bytes' own. Only the kept
+/// head is decoded, so a megabyte body costs what a short one does.
+pub fn clip_bytes(bytes: &[u8], max_bytes: usize) -> String {
+    let cut = bytes.len() > max_bytes;
+    // A character is at most 4 bytes: decoding this far decides the last
+    // one the head keeps. A character cut by this window starts past
+    // `max_bytes`, and decoding never moves text left, so it is clipped.
+    let window = &bytes[..bytes.len().min(max_bytes.saturating_add(4))];
+    let text = String::from_utf8_lossy(window);
+    let head = if cut {
+        &text[..floor_char_boundary(&text, max_bytes)]
+    } else {
+        &text[..]
+    };
     let mut out = String::with_capacity(head.len() + 24);
     for c in head.chars() {
         if c.is_control() {
@@ -25,9 +43,9 @@ pub fn clip(text: &str, max_bytes: usize) -> String {
             out.push(c);
         }
     }
-    if head.len() < text.len() {
+    if cut {
         out.push(ELLIPSIS);
-        out.push_str(&format!(" ({} bytes)", text.len()));
+        out.push_str(&format!(" ({} bytes)", bytes.len()));
     }
     out
 }
@@ -105,10 +123,42 @@ mod tests {
     }
 
     #[test]
-    fn lossy_text_from_invalid_bytes_clips_too() {
-        // What `Reply::text` makes of invalid UTF-8: U+FFFD, 3 bytes each.
-        let text = String::from_utf8_lossy(&[0xff; 100]).into_owned();
-        let out = clip(&text, 10);
-        assert_eq!(out, format!("{}… (300 bytes)", "\u{fffd}".repeat(3)));
+    fn invalid_bytes_read_as_replacement_characters() {
+        // U+FFFD is 3 bytes: 10 bytes of text hold 3 of them; the length
+        // given is the body's.
+        let out = clip_bytes(&[0xff; 100], 10);
+        assert_eq!(out, format!("{}… (100 bytes)", "\u{fffd}".repeat(3)));
+        assert_eq!(clip_bytes(b"ok\xff", 10), "ok\u{fffd}");
+        // A character the server cut in half, at the very end.
+        let mut cut = "€".repeat(300).into_bytes();
+        cut.pop();
+        assert_eq!(
+            clip_bytes(&cut, 200),
+            format!("{}… (899 bytes)", "€".repeat(66))
+        );
+        assert_eq!(
+            clip_bytes(&cut, 2000),
+            format!("{}\u{fffd}", "€".repeat(299))
+        );
+    }
+
+    #[test]
+    fn the_head_is_the_longest_whole_character_prefix() {
+        // A reference by counting characters, against the byte arithmetic.
+        for text in ["", "ok", "a€é😀", &"€".repeat(300), &"x😀".repeat(99)] {
+            for max in 0..=text.len() + 5 {
+                let head: String = text
+                    .char_indices()
+                    .take_while(|(i, c)| i + c.len_utf8() <= max)
+                    .map(|(_, c)| c)
+                    .collect();
+                let want = if head.len() == text.len() {
+                    head
+                } else {
+                    format!("{head}… ({} bytes)", text.len())
+                };
+                assert_eq!(clip_bytes(text.as_bytes(), max), want, "max {max}");
+            }
+        }
     }
 }
