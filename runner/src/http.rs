@@ -172,7 +172,9 @@ impl Connection {
         let started = Instant::now();
         let response = match self.sender.send_request(request).await {
             Ok(response) => response,
-            Err(e) if e.is_closed() || e.is_incomplete_message() => {
+            // Canceled: the connection was closing when the request was
+            // queued (hyper says "operation was canceled: connection closed").
+            Err(e) if e.is_closed() || e.is_canceled() || e.is_incomplete_message() => {
                 return Err(self.closed().await)
             }
             Err(e) => return Err(HttpError::Transport(with_causes(&e))),
