@@ -6,18 +6,27 @@
 //! level API does not: a [`Connection`] is exactly one TCP stream we opened,
 //! with its local port known, and a closed stream is an error rather than a
 //! silent reconnect. A failed request is data ([`HttpError`]), never a panic.
+//!
+//! The server is untrusted: its reply is bounded in time (every request has
+//! a timeout, headers or body) and in size ([`MAX_BODY_BYTES`]), and when a
+//! connection ends the error says why where anything knows (an HTTP/1.0 or
+//! `Connection: close` reply, bytes that answered no request).
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Empty, Limited};
+use http_body_util::{BodyExt, Empty, LengthLimitError, Limited};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
+use tokio::sync::oneshot;
 
 /// Replies larger than this are refused; the fixture's are tens of bytes.
-const MAX_BODY_BYTES: usize = 1024 * 1024;
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// How long a closed connection's driver gets to report why it ended.
+const DRIVER_END_WAIT: Duration = Duration::from_millis(200);
 
 /// Why a request produced no usable reply.
 #[derive(Debug, Clone, thiserror::Error, serde::Serialize, schemars::JsonSchema)]
@@ -31,6 +40,15 @@ pub enum HttpError {
     Transport(String),
     #[error("the server closed the kept-alive connection")]
     Closed,
+    /// The headers came, the body did not end in time (a Content-Length
+    /// longer than the body, a chunked body with no last chunk).
+    #[error("the headers came but the body did not end within {0} ms")]
+    BodyTimeout(u64),
+    #[error("the body is over the runner's {0}-byte cap")]
+    TooLarge(usize),
+    /// The connection is gone, and why is known.
+    #[error("the kept-alive connection ended: {0}")]
+    Ended(String),
 }
 
 /// What the fixture says about who served a request (its `X-` headers).
@@ -64,6 +82,13 @@ pub struct Connection {
     host: String,
     local_port: u16,
     driver: tokio::task::JoinHandle<()>,
+    /// The connection's own error when it ends, sent once by its driver.
+    driver_end: Option<oneshot::Receiver<String>>,
+    /// Why the connection ended or will end after this reply, once known.
+    ended: Option<String>,
+    /// Set while a reply's body is read, so a timeout can say which part
+    /// never came.
+    in_body: bool,
 }
 
 impl Connection {
@@ -83,16 +108,23 @@ impl Connection {
         let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
             .await
             .map_err(|e| HttpError::Transport(e.to_string()))?;
+        let (end_tx, driver_end) = oneshot::channel();
         let driver = tokio::spawn(async move {
             // Ends when the server closes or the sender is dropped; a closed
-            // connection surfaces as an error on the next request.
-            let _ = conn.await;
+            // connection surfaces as an error on the next request, which
+            // names this error (e.g. a reply no request asked for).
+            if let Err(e) = conn.await {
+                let _ = end_tx.send(with_causes(&e));
+            }
         });
         Ok(Self {
             sender,
             host: addr.to_string(),
             local_port,
             driver,
+            driver_end: Some(driver_end),
+            ended: None,
+            in_body: false,
         })
     }
 
@@ -104,35 +136,67 @@ impl Connection {
     /// Sends `GET path` on this connection and reads the whole reply.
     pub async fn get(&mut self, path: &str, timeout: Duration) -> Result<Reply, HttpError> {
         let timeout_ms = timeout.as_millis() as u64;
-        tokio::time::timeout(timeout, self.get_unbounded(path))
-            .await
-            .map_err(|_| HttpError::Timeout(timeout_ms))?
+        self.in_body = false;
+        match tokio::time::timeout(timeout, self.get_unbounded(path)).await {
+            Ok(result) => result,
+            Err(_) if self.in_body => Err(HttpError::BodyTimeout(timeout_ms)),
+            Err(_) => Err(HttpError::Timeout(timeout_ms)),
+        }
+    }
+
+    /// The error for a connection found closed: why, where known.
+    async fn closed(&mut self) -> HttpError {
+        if let Some(end) = self.driver_end.take() {
+            // The driver is finishing (the sender saw it close); its error,
+            // if any, is sent before it drops the channel, microseconds from
+            // now. The bound keeps a driver stuck in a close from turning a
+            // closed connection into a request timeout.
+            if let Ok(Ok(why)) = tokio::time::timeout(DRIVER_END_WAIT, end).await {
+                self.ended.get_or_insert(why);
+            }
+        }
+        match &self.ended {
+            Some(why) => HttpError::Ended(why.clone()),
+            None => HttpError::Closed,
+        }
     }
 
     async fn get_unbounded(&mut self, path: &str) -> Result<Reply, HttpError> {
-        if self.sender.is_closed() {
-            return Err(HttpError::Closed);
+        if self.sender.is_closed() || self.sender.ready().await.is_err() {
+            return Err(self.closed().await);
         }
-        self.sender.ready().await.map_err(|_| HttpError::Closed)?;
         let request = hyper::Request::get(path)
             .header(hyper::header::HOST, &self.host)
             .body(Empty::<Bytes>::new())
             .map_err(|e| HttpError::Transport(e.to_string()))?;
         let started = Instant::now();
-        let response = self.sender.send_request(request).await.map_err(|e| {
-            if e.is_closed() || e.is_incomplete_message() {
-                HttpError::Closed
-            } else {
-                HttpError::Transport(with_causes(&e))
+        let response = match self.sender.send_request(request).await {
+            Ok(response) => response,
+            // Canceled: the connection was closing when the request was
+            // queued (hyper says "operation was canceled: connection closed").
+            Err(e) if e.is_closed() || e.is_canceled() || e.is_incomplete_message() => {
+                return Err(self.closed().await)
             }
-        })?;
+            Err(e) => return Err(HttpError::Transport(with_causes(&e))),
+        };
         let status = response.status().as_u16();
         let served_by = served_by(response.headers());
+        if let Some(why) = closes_after(&response) {
+            self.ended.get_or_insert(why);
+        }
+        self.in_body = true;
         let body = Limited::new(response.into_body(), MAX_BODY_BYTES)
             .collect()
             .await
-            .map_err(|e| HttpError::Transport(format!("reading the body: {}", with_causes(&*e))))?
+            .map_err(|e| {
+                if e.is::<LengthLimitError>() {
+                    HttpError::TooLarge(MAX_BODY_BYTES)
+                } else {
+                    HttpError::Transport(format!("reading the body: {}", with_causes(&*e)))
+                }
+            })?
             .to_bytes();
+        self.in_body = false;
         Ok(Reply {
             status,
             body,
@@ -148,17 +212,23 @@ impl Drop for Connection {
     }
 }
 
-fn served_by(headers: &hyper::HeaderMap) -> ServedBy {
-    let get = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::trim)
-    };
-    ServedBy {
-        pid: get("x-pid").and_then(|v| v.parse().ok()),
-        thread_id: get("x-thread-id").and_then(|v| v.parse().ok()),
-        peer_port: get("x-peer-port").and_then(|v| v.parse().ok()),
+/// Why the connection closes after this reply, if the reply says so (hyper
+/// then closes it): a server that does this cannot keep a connection alive,
+/// which every probe here relies on.
+fn closes_after<B>(response: &hyper::Response<B>) -> Option<String> {
+    let connection = response
+        .headers()
+        .get(hyper::header::CONNECTION)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let says = |token: &str| connection.split(',').any(|t| t.trim() == token);
+    if response.version() == hyper::Version::HTTP_10 && !says("keep-alive") {
+        Some("the server answered in HTTP/1.0 without keep-alive, so it closes the connection after every reply".into())
+    } else if says("close") {
+        Some("the server's reply said `Connection: close`".into())
+    } else {
+        None
     }
 }
 
@@ -185,4 +255,22 @@ pub async fn get_once(addr: SocketAddr, path: &str, timeout: Duration) -> Result
     let mut conn = Connection::open(addr, timeout).await?;
     let left = timeout.saturating_sub(started.elapsed());
     conn.get(path, left).await
+}
+
+/// What the fixture's `X-` headers say about who served a reply. A header
+/// that is missing, not text, or not a number of the right size reads as
+/// absent: the checks above then have nothing to compare, which is weaker
+/// evidence but never a crash.
+pub fn served_by(headers: &hyper::HeaderMap) -> ServedBy {
+    let get = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    ServedBy {
+        pid: get("x-pid").and_then(|v| v.parse().ok()),
+        thread_id: get("x-thread-id").and_then(|v| v.parse().ok()),
+        peer_port: get("x-peer-port").and_then(|v| v.parse().ok()),
+    }
 }

@@ -7,6 +7,12 @@
 //! gone (SIGKILL after the grace), and a server flooding stdout must not
 //! flood the disk (the log is capped and says so).
 //!
+//! The reply faults (garbage status lines and headers, invalid or cut UTF-8,
+//! a body past the cap, endless or mis-sized bodies, HTTP/1.0, a close in
+//! mid-body, a reply nobody asked for) hit every `/work` request: each must
+//! end in cannot judge naming its cause, well inside the default request
+//! timeout, and never in a panic (exit 101).
+//!
 //! Every fault test has the same twin: `no_fault_gets_a_verdict_from_figures`
 //! runs the same server with no fault and shows none of these causes firing.
 //! Profiles are written per test into a temp dir (specs/servers/ lists real
@@ -32,6 +38,12 @@ const GRACE_MS: u64 = 1000;
 /// the machine lock and count in it). The time to each verdict proper is
 /// printed on the MATRIX line, from the server's start.
 const BOUND: Duration = Duration::from_secs(600);
+/// A reply fault breaks the first `/work` pair, so from the server's start
+/// to the runner's exit it costs the server's start (ready timeout 5 s), at
+/// most one request timeout and the stop grace. Under the 30 s default
+/// request timeout, so a wait that ignores `--request-timeout-ms` fails here
+/// (a hang detector, not a speed target).
+const REPLY_FAULT_BOUND_S: f64 = 20.0;
 
 struct Fault {
     dir: tempfile::TempDir,
@@ -99,6 +111,12 @@ impl Fault {
         let ended = unix_now();
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_ne!(
+            out.status.code(),
+            Some(101),
+            "{}: the runner panicked:\n{stderr}",
+            self.name
+        );
         let report: Value = serde_json::from_str(&stdout)
             .unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}\nstderr:\n{stderr}"));
         let result = report["results"][0].clone();
@@ -124,6 +142,7 @@ impl Fault {
         Outcome {
             code: out.status.code().unwrap_or(-1),
             result,
+            after_start_s: after_start,
             pids,
             log: root().join(format!(".gates/logs/E19.{}.log", self.name)),
         }
@@ -204,6 +223,8 @@ fn alive(pid: i32) -> bool {
 struct Outcome {
     code: i32,
     result: Value,
+    /// From the server's start to the runner's exit, in seconds.
+    after_start_s: f64,
     pids: Vec<(String, i32, i32, f64)>,
     log: PathBuf,
 }
@@ -416,4 +437,148 @@ fn ignores_sigterm() {
         "the stop took under the grace ({elapsed_ms} ms in all): SIGTERM was not ignored, so this tested nothing"
     );
     out.assert_nothing_left();
+}
+
+// ---- reply faults ----------------------------------------------------------
+
+/// Runs E19 against `fault` (with `extra` flags for faultserver) and checks
+/// the contract every reply fault shares: cannot judge (exit 2, never 101),
+/// a broken measurement whose reason names every one of `causes`, inside
+/// [`REPLY_FAULT_BOUND_S`], and no process left.
+fn reply_fault(fault: &str, extra: &[&str], causes: &[&str]) -> Outcome {
+    let out = Fault::new(fault, extra, 5000).gate();
+    let mut all = vec!["broken measurement"];
+    all.extend_from_slice(causes);
+    out.assert_cannot_judge(&all);
+    assert!(
+        out.after_start_s < REPLY_FAULT_BOUND_S,
+        "{fault}: {:.1} s from the server's start to the verdict; some wait ignores --request-timeout-ms",
+        out.after_start_s
+    );
+    out.assert_nothing_left();
+    out
+}
+
+#[test]
+fn reply_with_a_garbage_status_line() {
+    // Every variant of the list comes first or second at one of these
+    // offsets (the first /work pair is the two requests that break).
+    for at in ["0", "2", "4"] {
+        reply_fault(
+            "garbage-status",
+            &["--fault-at", at],
+            &["request failed on connection", "invalid HTTP"],
+        );
+    }
+}
+
+#[test]
+fn reply_with_garbage_headers() {
+    for at in ["0", "2", "4"] {
+        reply_fault(
+            "garbage-headers",
+            &["--fault-at", at],
+            &["request failed on connection", "invalid HTTP header parsed"],
+        );
+    }
+}
+
+#[test]
+fn reply_body_of_invalid_utf8() {
+    // Read lossily (U+FFFD is 3 bytes, so the old cut at 80 bytes of the
+    // lossy text fell inside one) and quoted clipped, with the length.
+    let out = reply_fault(
+        "invalid-utf8",
+        &[],
+        &["wrong digest", "\u{fffd}", "… (200 bytes)"],
+    );
+    assert!(out.reason().len() < 1000, "{}", out.reason());
+}
+
+#[test]
+fn reply_body_cut_inside_a_character() {
+    // The reply that made `runner gate E19` panic at pair_ratio.rs:197:
+    // HTTP 500 and 300 "€", here with the last one cut in half.
+    let out = reply_fault("cut-char", &[], &["HTTP 500", "€€€", "… (899 bytes)"]);
+    assert!(out.reason().len() < 1000, "{}", out.reason());
+}
+
+#[test]
+fn reply_body_past_the_cap() {
+    reply_fault(
+        "huge-body",
+        &[],
+        &[&format!(
+            "the body is over the runner's {}-byte cap",
+            runner::http::MAX_BODY_BYTES
+        )],
+    );
+}
+
+#[test]
+fn reply_body_chunked_without_end() {
+    reply_fault(
+        "endless-chunked",
+        &[],
+        &[&format!(
+            "the headers came but the body did not end within {REQUEST_TIMEOUT_MS} ms"
+        )],
+    );
+}
+
+#[test]
+fn reply_content_length_too_long() {
+    reply_fault(
+        "length-long",
+        &[],
+        &[&format!(
+            "the headers came but the body did not end within {REQUEST_TIMEOUT_MS} ms"
+        )],
+    );
+}
+
+#[test]
+fn reply_content_length_too_short() {
+    // The body read is the digest cut short; the rest spills into the
+    // connection, which is never used again.
+    reply_fault("length-short", &[], &["wrong digest"]);
+}
+
+#[test]
+fn reply_in_http_1_0() {
+    reply_fault(
+        "http10",
+        &[],
+        &[
+            "the kept-alive connection ended",
+            "HTTP/1.0 without keep-alive",
+        ],
+    );
+}
+
+#[test]
+fn reply_closed_mid_body() {
+    reply_fault(
+        "close-mid-body",
+        &[],
+        &[
+            "reading the body",
+            "end of file before message length reached",
+        ],
+    );
+}
+
+#[test]
+fn reply_to_a_request_never_sent() {
+    // The extra reply comes in the same write as the right one, so the
+    // client reads it while idle: a message nobody asked for. Were it read
+    // only once the next request was out, it would answer that request,
+    // whose digest it cannot match; either way it is caught, never used.
+    let out = reply_fault("unsolicited-reply", &[], &[]);
+    let reason = out.reason();
+    assert!(
+        reason.contains("the kept-alive connection ended: received unexpected message")
+            || reason.contains("wrong digest") && reason.contains("\"unsolicited\""),
+        "the reason does not name the unsolicited reply: {reason}"
+    );
 }

@@ -173,7 +173,7 @@ async fn trial(ctx: &mut Ctx<'_>, lane: &mut Lane, run: &mut KeepaliveModeRun) {
         Ok(r) => run.problems.push(format!(
             "A: the slow reply was HTTP {} {:?}, not the answer to request id={id}",
             r.status,
-            r.text()
+            crate::text::clip_bytes(&r.body, crate::reply::STATUS_BODY_BYTES)
         )),
         Err(e) => run
             .problems

@@ -32,11 +32,12 @@ use serde::Serialize;
 use schemars::JsonSchema;
 
 use super::PairRatioPlan;
-use crate::control::{CapacityControl, ControlError, ControlSample};
+use crate::control::{CapacityControl, ControlSample};
 use crate::digest::WorkDigest;
 use crate::http::{Connection, HttpError, Reply};
 use crate::limits::Limits;
 use crate::probe::seeds::Seeds;
+use crate::reply;
 use crate::schedstat::{self, Availability, Snapshot};
 use crate::server_pool::Target;
 use crate::spec::{Mode, Trials};
@@ -63,56 +64,7 @@ pub struct ModeRun {
     pub witness: Vec<Option<Witness>>,
 }
 
-/// Why a run cannot be used as evidence at all.
-#[derive(Debug, Clone, Serialize, JsonSchema, thiserror::Error)]
-#[serde(tag = "cause", rename_all = "kebab-case")]
-pub enum Broken {
-    #[error("{mode}: request failed on connection :{port}: {error}")]
-    Request {
-        mode: String,
-        port: u16,
-        error: HttpError,
-    },
-    #[error("{mode}: HTTP {status} for {path}: {body}")]
-    Status {
-        mode: String,
-        path: String,
-        status: u16,
-        body: String,
-    },
-    #[error("{mode}: wrong digest for {path} (got {got:?}, expected {expected}); the server did not do the work it was asked for")]
-    Digest {
-        mode: String,
-        path: String,
-        got: String,
-        expected: String,
-    },
-    #[error("{mode}: the reply on connection :{expected} says the server saw peer port :{seen}; the request did not travel on the kept-alive connection")]
-    Connection {
-        mode: String,
-        expected: u16,
-        seen: u16,
-    },
-    #[error("{mode}: the reply on connection :{port} came from worker {seen}, but that connection was served by worker {expected}")]
-    Worker {
-        mode: String,
-        port: u16,
-        expected: u32,
-        seen: u32,
-    },
-    #[error("{mode}: {opened} connections all landed on one worker ({pid}); cannot put a pair on two processes (raise connections_at_most)")]
-    OneWorker { mode: String, opened: u32, pid: u32 },
-    #[error("capacity control: {0}")]
-    Control(
-        #[serde(serialize_with = "display")]
-        #[schemars(with = "String")]
-        ControlError,
-    ),
-}
-
-fn display<S: serde::Serializer, T: std::fmt::Display>(v: &T, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(v)
-}
+pub use crate::reply::Broken;
 
 /// The whole run: both modes and the capacity control, or why it broke.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -180,60 +132,22 @@ impl Session<'_> {
         result: Result<Reply, HttpError>,
     ) -> Result<Reply, Broken> {
         let l = &self.lanes[lane];
-        let port = l.conns[conn].local_port();
-        let reply = result.map_err(|error| Broken::Request {
-            mode: mode.name.clone(),
-            port,
-            error,
-        })?;
-        if reply.status != 200 {
-            let mut body = reply.text();
-            body.truncate(200);
-            return Err(Broken::Status {
-                mode: mode.name.clone(),
-                path: url.into(),
-                status: reply.status,
-                body,
-            });
-        }
-        if let Some(seen) = reply.served_by.peer_port {
+        let digest = seed.map(|seed| self.digest.expected(seed));
+        let asked = reply::Asked {
+            mode: &mode.name,
+            url,
+            port: l.conns[conn].local_port(),
             // A profile may declare that its server hands the app the port
-            // byte-swapped (uWSGI's router): still this connection, and noted.
-            if l.swapped_ok && seen == port.swap_bytes() && seen != port {
-                self.swapped_peer_port.set(true);
-            } else if seen != port {
-                return Err(Broken::Connection {
-                    mode: mode.name.clone(),
-                    expected: port,
-                    seen,
-                });
-            }
+            // byte-swapped (uWSGI's router): still this connection, noted.
+            accept_swapped_port: l.swapped_ok,
+            pid: l.pids.map(|pids| pids[conn]),
+            digest: digest.as_deref(),
+        };
+        let checked = reply::check(&asked, result)?;
+        if checked.peer_port_swapped {
+            self.swapped_peer_port.set(true);
         }
-        if let (Some(pids), Some(seen)) = (l.pids, reply.served_by.pid) {
-            if pids[conn] != seen {
-                return Err(Broken::Worker {
-                    mode: mode.name.clone(),
-                    port,
-                    expected: pids[conn],
-                    seen,
-                });
-            }
-        }
-        if let Some(seed) = seed {
-            let expected = self.digest.expected(seed);
-            let got = reply.text();
-            if got.trim() != expected {
-                let mut got = got;
-                got.truncate(80);
-                return Err(Broken::Digest {
-                    mode: mode.name.clone(),
-                    path: url.into(),
-                    got,
-                    expected,
-                });
-            }
-        }
-        Ok(reply)
+        Ok(checked.reply)
     }
 
     /// One request alone on connection `conn` of the mode's lane; its time in ms.
