@@ -54,6 +54,27 @@ fn e19_fails_with_one_thread() {
 }
 
 #[test]
+#[ignore = "today a fail must hold over twice the minimum trials with a free core, which a \
+            2-core machine rarely gives (5 runs of 6 cannot judge, issue 10); un-ignore once \
+            the scheduler witness decides a fail at the minimum trials"]
+fn e19_fails_when_the_server_serialises_every_view_behind_one_lock() {
+    // fixtures/faultserver --fault serialise: two handler threads, but every
+    // app call behind one lock, so even the releasing view reads about 2.0x.
+    let dir = tempfile::tempdir().unwrap();
+    let profile = common::faultserver_profile(dir.path(), "serialise", &[]);
+    let run = gate_json(&["E19", "--server", profile.to_str().unwrap()]);
+    assert_eq!(run.verdict(), "fail", "{}", run.result()["reason"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.ratio("under_test") >= 1.7,
+        "releasing {}",
+        run.ratio("under_test")
+    );
+    assert!(run.reason().contains("releasing read"), "{}", run.reason());
+    run.assert_no_survivors();
+}
+
+#[test]
 fn deadline_work_cannot_judge_instead_of_passing() {
     // Two /busy requests spin to a wall-clock deadline: they finish together
     // however the GIL serialised them, so the holding control reads about

@@ -110,3 +110,39 @@ pub fn edited(row: &str, dir: &Path, name: &str, edits: &[(&str, &str)]) -> Path
     std::fs::write(&path, text).unwrap();
     path
 }
+
+/// Writes a server profile into `dir` that starts fixtures/faultserver with
+/// `--fault fault` and `extra` flags (threads from the row, like a real
+/// server's knob), and returns its path.
+pub fn faultserver_profile(dir: &Path, fault: &str, extra: &[&str]) -> PathBuf {
+    let script = root().join("fixtures/faultserver/faultserver.py");
+    let mut argv: Vec<String> = [
+        "{python}",
+        script.to_str().unwrap(),
+        "--host",
+        "{host}",
+        "--port",
+        "{port}",
+        "--app-dir",
+        "{app_dir}",
+        "--fault",
+        fault,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    argv.extend(extra.iter().map(|s| s.to_string()));
+    argv.push("{knobs}".into());
+    let profile = serde_json::json!({
+        "name": format!("fault-{fault}"),
+        "argv": argv,
+        "knobs": { "threads": ["--threads", "{threads}"] },
+        "ready": { "path": "/", "timeout_ms": 20000 },
+        "env": { "PYTHONUNBUFFERED": "1" },
+        "stop_grace_ms": 1000,
+    });
+    let path = dir.join(format!("fault-{fault}.yaml"));
+    // JSON is YAML: the profile loader reads it as is.
+    std::fs::write(&path, profile.to_string()).unwrap();
+    path
+}
