@@ -68,6 +68,22 @@ impl Witness {
         Some(blocked as f64 / (self.threads.len() as f64 * self.wall_ns as f64))
     }
 
+    /// P over the serving threads only (their on-CPU + run-queue over the
+    /// wall), without the server's other threads (I/O loops, acceptors);
+    /// None with no thread read or a zero wall.
+    pub fn serving_parallelism(&self) -> Option<f64> {
+        if self.threads.is_empty() {
+            return None;
+        }
+        let (on, rq) = self.threads.iter().fold((0u64, 0u64), |(on, rq), t| {
+            (
+                on.saturating_add(t.on_cpu_ns),
+                rq.saturating_add(t.run_queue_ns),
+            )
+        });
+        runnable_parallelism(on, rq, Duration::from_nanos(self.wall_ns))
+    }
+
     /// The most blocked serving thread's share; None with no thread read.
     pub fn max_blocked_fraction(&self) -> Option<f64> {
         let wall = Duration::from_nanos(self.wall_ns);
@@ -170,6 +186,7 @@ mod tests {
         // Two threads hashing at once on two free cores, plus an I/O thread.
         let w = witness(&pair(20, &[(1, 19, 0), (2, 19, 1), (3, 1, 0)]), &[1, 2]);
         assert!((w.parallelism.unwrap() - 2.0).abs() < 1e-9);
+        assert!((w.serving_parallelism().unwrap() - 1.95).abs() < 1e-9);
         assert_eq!(
             w.threads.iter().map(|t| t.blocked_ns).collect::<Vec<_>>(),
             vec![MS, 0]
@@ -221,6 +238,7 @@ mod tests {
         assert_eq!(none.parallelism, None);
         assert_eq!(none.blocked_fraction(), None);
         assert_eq!(none.max_blocked_fraction(), None);
+        assert_eq!(none.serving_parallelism(), None);
         assert_eq!(runnable_parallelism(1, 1, Duration::ZERO), None);
     }
 
