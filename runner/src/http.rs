@@ -128,6 +128,12 @@ impl Connection {
         })
     }
 
+    /// Whether the server has closed this connection (seen once the
+    /// connection's driver task has read the close).
+    pub fn is_closed(&self) -> bool {
+        self.sender.is_closed()
+    }
+
     /// The client-side port: this connection's identity.
     pub fn local_port(&self) -> u16 {
         self.local_port

@@ -14,7 +14,7 @@ fn c5_passes_with_two_threads() {
     assert!(f["under_test_ratio"].as_f64().unwrap() <= 0.2, "{f}");
     assert!(f["control_ratio"].as_f64().unwrap() >= 0.7, "{f}");
     // Two servers: threads=2 under test, threads=1 as the control.
-    assert_eq!(run.result()["other_servers"].as_array().unwrap().len(), 1);
+    assert_eq!(run.result()["servers"].as_array().unwrap().len(), 2);
     run.assert_no_survivors();
 }
 
@@ -69,5 +69,50 @@ fn c5_cannot_judge_when_the_control_does_not_pin() {
         "{}",
         run.reason()
     );
+    run.assert_no_survivors();
+}
+
+#[test]
+fn c5_fails_when_each_kept_alive_connection_holds_a_thread_for_its_life() {
+    // fixtures/faultserver --fault thread-per-connection: two threads serve
+    // A and B, but a fresh third connection waits until an idle connection
+    // times out (2 s here, over 3x S), and the server closes idle A and B
+    // meanwhile. The third connection's wait is the figure that fails.
+    let dir = tempfile::tempdir().unwrap();
+    let profile = common::faultserver_profile(
+        dir.path(),
+        "thread-per-connection",
+        &["--idle-timeout-s", "2"],
+    );
+    let run = gate_json(&["C5", "--server", profile.to_str().unwrap()]);
+    assert_eq!(run.verdict(), "fail", "{}", run.reason());
+    assert_eq!(run.code, 1);
+    assert!(
+        run.reason()
+            .contains("third connection over S (worst trial) read"),
+        "{}",
+        run.reason()
+    );
+    let third = run.result()["figures"]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "third connection over S (worst trial)")
+        .unwrap()
+        .clone();
+    assert_eq!(third["holds"], false, "{third}");
+    assert!(third["value"].as_f64().unwrap() >= 3.0, "{third}");
+    run.assert_no_survivors();
+}
+
+#[test]
+fn c5_passes_on_the_fault_server_without_a_fault() {
+    // The twin of the test above: the same server with one thread per
+    // request (its default) serves the third connection at once.
+    let dir = tempfile::tempdir().unwrap();
+    let profile = common::faultserver_profile(dir.path(), "none", &["--idle-timeout-s", "2"]);
+    let run = gate_json(&["C5", "--server", profile.to_str().unwrap()]);
+    assert_eq!(run.verdict(), "pass", "{}", run.reason());
+    assert_eq!(run.code, 0);
     run.assert_no_survivors();
 }

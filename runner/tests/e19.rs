@@ -54,6 +54,36 @@ fn e19_fails_with_one_thread() {
 }
 
 #[test]
+fn e19_fails_when_the_server_serialises_every_view_behind_one_lock() {
+    // fixtures/faultserver --fault serialise: two handler threads, but every
+    // app call behind one lock, so even the releasing view reads about 2.0x
+    // and its threads take turns (the scheduler witness sees one asleep).
+    let dir = tempfile::tempdir().unwrap();
+    let profile = common::faultserver_profile(dir.path(), "serialise", &[]);
+    let run = gate_json(&["E19", "--server", profile.to_str().unwrap()]);
+    assert_eq!(run.verdict(), "fail", "{}", run.result()["reason"]);
+    assert_eq!(run.code, 1);
+    let figures = &run.result()["figures"];
+    let by_wall = run.reason().contains("releasing read");
+    let by_witness = figures["witness"] == "decides" || figures["witness"] == "agrees";
+    assert!(by_wall || by_witness, "{}", run.reason());
+    if by_wall {
+        assert!(
+            run.ratio("under_test") >= 1.35,
+            "releasing {}",
+            run.ratio("under_test")
+        );
+    }
+    if by_witness {
+        let p = figures["under_test"]["witness"]["unconvoyed"]["median"]
+            .as_f64()
+            .unwrap();
+        assert!(p <= 1.4, "releasing unconvoyed parallelism {p}");
+    }
+    run.assert_no_survivors();
+}
+
+#[test]
 fn deadline_work_cannot_judge_instead_of_passing() {
     // Two /busy requests spin to a wall-clock deadline: they finish together
     // however the GIL serialised them, so the holding control reads about
@@ -129,7 +159,7 @@ fn a_working_profile_starts_where_the_broken_one_did_not() {
         "{}",
         run.reason()
     );
-    assert!(run.result()["server"]["ready_ms"].as_f64().unwrap() > 0.0);
+    assert!(run.result()["servers"][0]["ready_ms"].as_f64().unwrap() > 0.0);
     assert_eq!(run.result()["run"]["trials_done"], 2, "{}", run.reason());
     run.assert_no_survivors();
 }

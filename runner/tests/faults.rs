@@ -267,9 +267,9 @@ impl Outcome {
                 "{role}'s process group {pgid} has live members"
             );
         }
-        if let Some(pgid) = self.result["server"]["pgid"].as_i64() {
+        if let Some(pgid) = self.result["servers"][0]["pgid"].as_i64() {
             assert!(!runner::process::group_alive(pgid as i32));
-            assert_eq!(self.result["server"]["survivors"], false);
+            assert_eq!(self.result["servers"][0]["survivors"], false);
         }
     }
 
@@ -365,7 +365,7 @@ fn ready_after_10_s_with_a_longer_ready_timeout_gets_through() {
         "a slow but healthy server must be measured: {}",
         out.reason()
     );
-    let ready_ms = out.result["server"]["ready_ms"].as_f64().unwrap();
+    let ready_ms = out.result["servers"][0]["ready_ms"].as_f64().unwrap();
     assert!(ready_ms >= 10_000.0, "ready after {ready_ms} ms");
     out.assert_nothing_left();
 }
@@ -376,7 +376,12 @@ fn floods_stdout() {
     // the end, and says how much it dropped; the verdict names the flood.
     let out = Fault::new("flood-stdout", &[], 5000).gate();
     out.assert_cannot_judge(&["past its 8 MiB log cap", "measuring its logging"]);
-    assert!(out.result["server"]["log_dropped_bytes"].as_u64().unwrap() > 0);
+    assert!(
+        out.result["servers"][0]["log_dropped_bytes"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
     out.assert_nothing_left();
     let size = std::fs::metadata(&out.log).map(|m| m.len()).unwrap_or(0);
     let cap = runner::logdrain::LOG_CAP_BYTES;
@@ -426,12 +431,12 @@ fn ignores_sigterm() {
     assert!(out.ran_figures(), "{}", out.reason());
     // The report says the group had to be killed.
     assert_eq!(
-        out.result["server"]["stopped"], "killed",
+        out.result["servers"][0]["stopped"], "killed",
         "{}",
-        out.result["server"]
+        out.result["servers"]
     );
     let elapsed_ms = out.result["elapsed_ms"].as_f64().unwrap();
-    let ready_ms = out.result["server"]["ready_ms"].as_f64().unwrap();
+    let ready_ms = out.result["servers"][0]["ready_ms"].as_f64().unwrap();
     assert!(
         elapsed_ms >= ready_ms + GRACE_MS as f64,
         "the stop took under the grace ({elapsed_ms} ms in all): SIGTERM was not ignored, so this tested nothing"

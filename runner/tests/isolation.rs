@@ -45,7 +45,7 @@ fn profile(dir: &Path, name: &str, host_arg: &str, extra: &[&str]) -> PathBuf {
 }
 
 fn log_of(run: &common::JsonRun) -> String {
-    let log = run.result()["server"]["log"].as_str().unwrap();
+    let log = run.result()["servers"][0]["log"].as_str().unwrap();
     std::fs::read_to_string(log).unwrap()
 }
 
@@ -86,7 +86,7 @@ fn servers_bind_the_host_the_runner_gives_them() {
             r["reason"]
         );
         let want = host.unwrap_or("127.0.0.1");
-        let argv: Vec<&str> = r["server"]["argv"]
+        let argv: Vec<&str> = r["servers"][0]["argv"]
             .as_array()
             .unwrap()
             .iter()

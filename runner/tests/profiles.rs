@@ -21,11 +21,11 @@ use serde_json::Value;
 fn assert_served(run: &JsonRun, threads_flag: &[&str]) {
     let r = run.result();
     assert!(
-        r["server"]["ready_ms"].as_f64().unwrap_or(0.0) > 0.0,
+        r["servers"][0]["ready_ms"].as_f64().unwrap_or(0.0) > 0.0,
         "never ready: {}",
         r["reason"]
     );
-    let argv: Vec<&str> = r["server"]["argv"]
+    let argv: Vec<&str> = r["servers"][0]["argv"]
         .as_array()
         .unwrap()
         .iter()
@@ -57,7 +57,7 @@ fn granian_starts_answers_and_is_cleaned_up() {
 fn gunicorn_starts_answers_and_is_cleaned_up() {
     let run = gate_json(&["E19", "--server", "gunicorn", "--trials", "2"]);
     assert_served(&run, &["--threads", "2"]);
-    assert!(run.result()["server"]["argv"]
+    assert!(run.result()["servers"][0]["argv"]
         .to_string()
         .contains("gthread"));
 }
@@ -87,7 +87,7 @@ fn uwsgi_starts_answers_on_kept_alive_connections_and_is_cleaned_up() {
     let run = gate_json(&[row.to_str().unwrap(), "--server", "uwsgi", "--trials", "2"]);
     let r = run.result();
     assert!(
-        r["server"]["argv"].to_string().contains("--lazy-apps"),
+        r["servers"][0]["argv"].to_string().contains("--lazy-apps"),
         "{r}"
     );
     // uWSGI's HTTP router hands the app REMOTE_PORT with its bytes swapped
@@ -146,8 +146,8 @@ fn a_user_profile_from_a_temporary_file_runs() {
         "--trials",
         "2",
     ]);
-    assert_eq!(run.result()["server"]["profile"], "my-waitress");
-    assert!(run.result()["server"]["log"]
+    assert_eq!(run.result()["profile"], "my-waitress");
+    assert!(run.result()["servers"][0]["log"]
         .as_str()
         .unwrap()
         .ends_with("E19.my-waitress.log"));
@@ -302,8 +302,13 @@ fn a_row_needing_workers_is_not_applicable_on_waitress() {
         "{}",
         run.result()["reason"]
     );
-    assert!(run.result()["server"]["ready_ms"].as_f64().unwrap_or(0.0) > 0.0);
-    let argv = run.result()["server"]["argv"].to_string();
+    assert!(
+        run.result()["servers"][0]["ready_ms"]
+            .as_f64()
+            .unwrap_or(0.0)
+            > 0.0
+    );
+    let argv = run.result()["servers"][0]["argv"].to_string();
     assert!(argv.contains("\"--workers\",\"2\""), "{argv}");
     run.assert_no_survivors();
 }
@@ -320,7 +325,7 @@ fn m0serve_without_its_binary_is_not_applicable_and_says_how_to_point_at_it() {
     assert_eq!(run.code, 0);
     let reason = run.result()["reason"].as_str().unwrap();
     assert!(reason.contains("set M0SERVE=/path/to/m0serve"), "{reason}");
-    assert_eq!(run.result()["server"]["pgid"], Value::Null);
+    assert_eq!(run.result()["servers"][0]["pgid"], Value::Null);
 }
 
 #[test]
@@ -346,7 +351,7 @@ fn m0serve_runs_the_binary_that_m0serve_names() {
         .unwrap();
     let run = json_run(out);
     assert_served(&run, &["--blocking-threads", "2"]);
-    let argv0 = run.result()["server"]["argv"][0].as_str().unwrap();
+    let argv0 = run.result()["servers"][0]["argv"][0].as_str().unwrap();
     assert_eq!(Path::new(argv0), std::fs::canonicalize(&bin).unwrap());
 }
 
@@ -407,7 +412,7 @@ fn the_matrix_prints_rows_by_servers_and_writes_markdown_and_json() {
         .unwrap()
         .starts_with("waitress "));
     for r in doc["results"].as_array().unwrap() {
-        if let Some(pgid) = r["server"]["pgid"].as_i64() {
+        if let Some(pgid) = r["servers"][0]["pgid"].as_i64() {
             assert!(!runner::process::group_alive(pgid as i32));
         }
     }

@@ -62,8 +62,7 @@ fn signoff_writes_a_bundle_whose_exit_code_summarises_it() {
 
     // Every server each gate started has its log in the bundle.
     for r in results {
-        let mut servers = vec![&r["server"]];
-        servers.extend(r["other_servers"].as_array().unwrap());
+        let servers: Vec<&serde_json::Value> = r["servers"].as_array().unwrap().iter().collect();
         for s in servers {
             let name = Path::new(s["log"].as_str().unwrap()).file_name().unwrap();
             assert!(

@@ -76,8 +76,8 @@ impl JsonRun {
     /// Asserts that no process of any server this run started is alive.
     pub fn assert_no_survivors(&self) {
         for r in self.report["results"].as_array().unwrap() {
-            let mut servers = vec![&r["server"]];
-            servers.extend(r["other_servers"].as_array().into_iter().flatten());
+            let servers: Vec<&serde_json::Value> =
+                r["servers"].as_array().into_iter().flatten().collect();
             for s in servers {
                 assert_eq!(s["survivors"], false, "the runner saw survivors: {s}");
                 if let Some(pgid) = s["pgid"].as_i64() {
@@ -108,5 +108,41 @@ pub fn edited(row: &str, dir: &Path, name: &str, edits: &[(&str, &str)]) -> Path
     }
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Writes a server profile into `dir` that starts fixtures/faultserver with
+/// `--fault fault` and `extra` flags (threads from the row, like a real
+/// server's knob), and returns its path.
+pub fn faultserver_profile(dir: &Path, fault: &str, extra: &[&str]) -> PathBuf {
+    let script = root().join("fixtures/faultserver/faultserver.py");
+    let mut argv: Vec<String> = [
+        "{python}",
+        script.to_str().unwrap(),
+        "--host",
+        "{host}",
+        "--port",
+        "{port}",
+        "--app-dir",
+        "{app_dir}",
+        "--fault",
+        fault,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    argv.extend(extra.iter().map(|s| s.to_string()));
+    argv.push("{knobs}".into());
+    let profile = serde_json::json!({
+        "name": format!("fault-{fault}"),
+        "argv": argv,
+        "knobs": { "threads": ["--threads", "{threads}"] },
+        "ready": { "path": "/", "timeout_ms": 20000 },
+        "env": { "PYTHONUNBUFFERED": "1" },
+        "stop_grace_ms": 1000,
+    });
+    let path = dir.join(format!("fault-{fault}.yaml"));
+    // JSON is YAML: the profile loader reads it as is.
+    std::fs::write(&path, profile.to_string()).unwrap();
     path
 }

@@ -2,6 +2,13 @@
 //! pinned behind A, or the probe could not fail here: cannot judge. The mode
 //! under test must keep B, B's warm-up and a fresh third connection fast in
 //! every trial, and deliver A's slow reply whole in about S.
+//!
+//! A server closing a kept-alive connection mid-trial (a keep-alive timeout
+//! racing the probe) spoils that trial's figure but is no wrong answer: it
+//! makes the verdict cannot judge, unless a check of the mode under test
+//! already fails beyond the margin. That is the thread-per-connection class:
+//! the fresh third connection waits for an idle connection to time out,
+//! many times S, and the server closes idle connections meanwhile.
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -185,11 +192,26 @@ fn assess(plan: &KeepalivePlan, run: &KeepaliveRun) -> Judged<KeepaliveFigures> 
         headline: headline.clone(),
         unsettled: None,
     };
+    // A check failing beyond the margin decides on its own.
+    let decisive: Vec<&Check> = figures
+        .checks
+        .iter()
+        .filter(|c| !c.holds && margin(c.value, c.bound).abs() >= plan.margin)
+        .collect();
     if !c.problems.is_empty() {
         let reason = format!(
             "the control mode {} had failed requests, so it proves nothing: {}",
             c.name,
             c.problems.join("; ")
+        );
+        return wrap(Verdict::CannotJudge, reason, figures);
+    }
+    let closed: Vec<&String> = c.closed.iter().chain(&u.closed).collect();
+    if !closed.is_empty() && decisive.is_empty() {
+        let reason = format!(
+            "the server closed a kept-alive connection mid-trial ({}), so those trials read nothing and no check failed beyond {:.2} of its bound",
+            closed.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("; "),
+            plan.margin
         );
         return wrap(Verdict::CannotJudge, reason, figures);
     }
@@ -212,6 +234,14 @@ fn assess(plan: &KeepalivePlan, run: &KeepaliveRun) -> Judged<KeepaliveFigures> 
         "{} B/S {under_test_ratio:.2} worst ({}), {} B/S {control_ratio:.2} best ({}), S = {} ms",
         u.name, plan.under_test.bound, c.name, plan.control.bound, plan.slow_ms
     );
+    let summary = if closed.is_empty() {
+        summary
+    } else {
+        format!(
+            "{summary}; the server also closed {} kept-alive connection(s) mid-trial",
+            closed.len()
+        )
+    };
     let (verdict, reason) = if !u.problems.is_empty() {
         (
             Verdict::Fail,
@@ -226,4 +256,121 @@ fn assess(plan: &KeepalivePlan, run: &KeepaliveRun) -> Judged<KeepaliveFigures> 
         (Verdict::Pass, summary)
     };
     wrap(verdict, reason, figures)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::Plan;
+
+    fn plan() -> KeepalivePlan {
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/C5.yaml");
+        match crate::row::load_row(&file).unwrap().plan {
+            Plan::KeepaliveIsolation(p) => p,
+            other => panic!("C5 is not keepalive-isolation: {other:?}"),
+        }
+    }
+
+    /// A mode whose every trial read (B, A, C) over S.
+    fn mode(name: &str, trials: &[(f64, f64, f64)], closed: &[&str]) -> KeepaliveModeRun {
+        KeepaliveModeRun {
+            name: name.into(),
+            b_warmup_over_s: Some(0.01),
+            trials: trials
+                .iter()
+                .map(|&(b, a, c)| KeepaliveTrial {
+                    b_over_s: Some(b),
+                    a_over_s: Some(a),
+                    c_over_s: Some(c),
+                })
+                .collect(),
+            problems: Vec::new(),
+            closed: closed.iter().map(|s| s.to_string()).collect(),
+            reopened: 0,
+        }
+    }
+
+    fn run(under_test: KeepaliveModeRun, control: KeepaliveModeRun) -> KeepaliveRun {
+        KeepaliveRun {
+            trials_done: under_test.trials.len() as u32,
+            under_test,
+            control,
+            slow_ms: 600,
+            broken: None,
+        }
+    }
+
+    const ISOLATED: (f64, f64, f64) = (0.01, 1.0, 0.01);
+    const PINNED: (f64, f64, f64) = (0.95, 1.0, 0.05);
+    const CLOSED: &str = "A: the server closed the kept-alive connection";
+
+    #[test]
+    fn isolated_connections_pass() {
+        let p = plan();
+        let r = run(
+            mode("isolated", &[ISOLATED; 3], &[]),
+            mode("pinned", &[PINNED; 3], &[]),
+        );
+        let j = judge(&p, &r).concluded();
+        assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
+    }
+
+    #[test]
+    fn a_third_connection_waiting_for_an_idle_timeout_fails_despite_closed_connections() {
+        // Thread per connection: B is fast on its own thread, but the fresh
+        // third connection waits S plus a 3 s idle timeout; the server
+        // closes idle connections in both modes meanwhile.
+        let p = plan();
+        let stuck = (0.02, 1.0, 5.9);
+        let r = run(
+            mode("isolated", &[stuck; 3], &[CLOSED]),
+            mode("pinned", &[(5.9, 1.0, 11.0); 3], &[CLOSED, CLOSED]),
+        );
+        let j = judge(&p, &r).concluded();
+        assert_eq!(j.verdict, Verdict::Fail, "{}", j.reason);
+        assert!(
+            j.reason
+                .contains("third connection over S (worst trial) read 5.900"),
+            "{}",
+            j.reason
+        );
+        assert!(
+            j.reason.contains("closed 3 kept-alive connection(s)"),
+            "{}",
+            j.reason
+        );
+        assert!(judge(&p, &r).settled());
+    }
+
+    #[test]
+    fn a_closed_connection_without_a_decisive_check_cannot_judge() {
+        let p = plan();
+        for (u, c) in [(&[CLOSED][..], &[][..]), (&[][..], &[CLOSED][..])] {
+            let r = run(
+                mode("isolated", &[ISOLATED; 3], u),
+                mode("pinned", &[PINNED; 3], c),
+            );
+            let j = judge(&p, &r).concluded();
+            assert_eq!(j.verdict, Verdict::CannotJudge, "{}", j.reason);
+            assert!(
+                j.reason
+                    .contains("closed a kept-alive connection mid-trial"),
+                "{}",
+                j.reason
+            );
+            assert!(!judge(&p, &r).settled());
+        }
+    }
+
+    #[test]
+    fn a_third_connection_within_the_margin_does_not_decide_over_a_closed_connection() {
+        // 0.22 fails 0.20 but within the 0.05 margin: noise could do that.
+        let p = plan();
+        let r = run(
+            mode("isolated", &[(0.01, 1.0, 0.22); 3], &[CLOSED]),
+            mode("pinned", &[PINNED; 3], &[]),
+        );
+        let j = judge(&p, &r).concluded();
+        assert_eq!(j.verdict, Verdict::CannotJudge, "{}", j.reason);
+    }
 }

@@ -8,6 +8,12 @@
 //! S. A's reply must arrive whole in about S and name its own request id; B's
 //! and C's digests must match their seeds. Every figure is a ratio of S, so
 //! the machine's speed cancels out.
+//!
+//! A server may close an idle kept-alive connection between trials (its
+//! keep-alive timeout): that is its right, not a failed request. Before each
+//! trial, if A or B is closed, the lane is opened afresh, A first, then B,
+//! without warm-ups: a server that binds each connection to one thread for
+//! its life binds A first and leaves B (and C) waiting behind it.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -40,6 +46,13 @@ pub struct KeepaliveModeRun {
     pub trials: Vec<KeepaliveTrial>,
     /// Every request that failed or answered wrongly, in words.
     pub problems: Vec<String>,
+    /// A or B requests that found their kept-alive connection closed by the
+    /// server (a close racing the trial), kept apart from `problems` so the
+    /// verdict can tell a keep-alive timeout from a wrong answer.
+    pub closed: Vec<String>,
+    /// How often the server had closed A or B while it idled between
+    /// trials, so the lane was opened afresh.
+    pub reopened: u32,
 }
 
 /// Both modes.
@@ -130,8 +143,36 @@ async fn open_lane(
     Ok(Lane { a, b, addr })
 }
 
+/// Opens A and B afresh (A first) when the server closed either while it
+/// idled; Err when a connection cannot be opened (a problem of this trial).
+async fn refresh_lane(
+    ctx: &Ctx<'_>,
+    lane: &mut Lane,
+    run: &mut KeepaliveModeRun,
+) -> Result<(), String> {
+    // Let the connections' drivers read a close that is already there.
+    tokio::task::yield_now().await;
+    if !lane.a.is_closed() && !lane.b.is_closed() {
+        return Ok(());
+    }
+    run.reopened += 1;
+    let limit = ctx.limits.request;
+    // A survivor is dropped too: a fresh lane has a known order.
+    lane.a = Connection::open(lane.addr, limit)
+        .await
+        .map_err(|e| format!("reopening A: {e}"))?;
+    lane.b = Connection::open(lane.addr, limit)
+        .await
+        .map_err(|e| format!("reopening B: {e}"))?;
+    Ok(())
+}
+
 async fn trial(ctx: &mut Ctx<'_>, lane: &mut Lane, run: &mut KeepaliveModeRun) {
     let plan = ctx.plan;
+    if let Err(p) = refresh_lane(ctx, lane, run).await {
+        run.problems.push(p);
+        return;
+    }
     ctx.next_id += 1;
     let id = ctx.next_id;
     let slow_url = plan.slow_url(id);
@@ -175,13 +216,17 @@ async fn trial(ctx: &mut Ctx<'_>, lane: &mut Lane, run: &mut KeepaliveModeRun) {
             r.status,
             crate::text::clip_bytes(&r.body, crate::reply::STATUS_BODY_BYTES)
         )),
+        Err(e @ HttpError::Closed) => run.closed.push(format!("A: {e}")),
         Err(e) => run
             .problems
             .push(format!("A: the slow request failed: {e}")),
     }
-    match ctx.check_fast("B", b_seed, rb) {
-        Ok(x) => t.b_over_s = Some(x),
-        Err(p) => run.problems.push(p),
+    match rb {
+        Err(e @ HttpError::Closed) => run.closed.push(format!("B: {e}")),
+        rb => match ctx.check_fast("B", b_seed, rb) {
+            Ok(x) => t.b_over_s = Some(x),
+            Err(p) => run.problems.push(p),
+        },
     }
     match ctx.check_fast("C (fresh connection)", c_seed, rc) {
         Ok(x) => t.c_over_s = Some(x),
@@ -196,6 +241,8 @@ fn mode_run(mode: &Mode) -> KeepaliveModeRun {
         b_warmup_over_s: None,
         trials: Vec::new(),
         problems: Vec::new(),
+        closed: Vec::new(),
+        reopened: 0,
     }
 }
 
