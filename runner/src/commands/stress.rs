@@ -146,13 +146,6 @@ fn figures_of(result: &GateResult) -> BTreeMap<String, f64> {
     out
 }
 
-fn verdict_name(v: Verdict) -> String {
-    serde_json::to_value(v)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_else(|| v.label().to_string())
-}
-
 fn summarise(
     row: &str,
     server: &str,
@@ -166,7 +159,7 @@ fn summarise(
     let mut lines = Vec::new();
     for r in results {
         let verdict = r.verdict();
-        *verdicts.entry(verdict_name(verdict)).or_insert(0) += 1;
+        *verdicts.entry(verdict.name().to_string()).or_insert(0) += 1;
         let figures = figures_of(r);
         for (k, x) in &figures {
             series.entry(k.clone()).or_default().push(*x);
@@ -214,7 +207,7 @@ fn render(s: &Summary) -> String {
             "  wrong: {} of {} (expected {}; cannot judge is never wrong)\n",
             s.wrong,
             s.runs,
-            verdict_name(e)
+            e.name()
         ));
     }
     if !s.figures.is_empty() {

@@ -16,7 +16,7 @@ use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, Te
 use super::{relative, ExportInput, Exporter};
 use crate::gate::GateResult;
 use crate::report::terminal::render_gate;
-use crate::verdict::Verdict;
+use crate::verdict::{JunitElement, Verdict};
 
 pub struct JunitExporter;
 
@@ -76,13 +76,7 @@ pub fn message(r: &GateResult) -> String {
     } else {
         format!(" [{}]", r.judgement.headline)
     };
-    let verdict = match r.verdict() {
-        Verdict::Fail => "fail",
-        Verdict::CannotJudge => "cannot judge",
-        Verdict::NotApplicable => "not applicable",
-        Verdict::Pass => "pass",
-    };
-    format!("{verdict}: {}{figures}", r.judgement.reason)
+    format!("{}: {}{figures}", r.verdict().word(), r.judgement.reason)
 }
 
 /// How long the gate took (zero for a time that is not one).
@@ -108,11 +102,11 @@ fn testcase(input: &ExportInput<'_>, r: &GateResult) -> TestCase {
         }
         legal(&b)
     };
-    let status = match r.verdict() {
-        Verdict::Pass => TestCaseStatus::success(),
-        Verdict::Fail => problem(NonSuccessKind::Failure, "fail", r, body()),
-        Verdict::CannotJudge => problem(NonSuccessKind::Error, "cannot-judge", r, body()),
-        Verdict::NotApplicable => {
+    let status = match r.verdict().spelling().junit {
+        None => TestCaseStatus::success(),
+        Some(JunitElement::Failure) => problem(NonSuccessKind::Failure, r, body()),
+        Some(JunitElement::Error) => problem(NonSuccessKind::Error, r, body()),
+        Some(JunitElement::Skipped) => {
             let mut s = TestCaseStatus::skipped();
             s.set_message(legal(&message(r)));
             s
@@ -133,12 +127,12 @@ fn testcase(input: &ExportInput<'_>, r: &GateResult) -> TestCase {
     case
 }
 
-/// A `<failure>` or `<error>`: the message, the verdict as its type, the
-/// details as its text.
-fn problem(kind: NonSuccessKind, ty: &str, r: &GateResult, body: String) -> TestCaseStatus {
+/// A `<failure>` or `<error>`: the message, the verdict's name as its type,
+/// the details as its text.
+fn problem(kind: NonSuccessKind, r: &GateResult, body: String) -> TestCaseStatus {
     let mut s = TestCaseStatus::non_success(kind);
     s.set_message(legal(&message(r)))
-        .set_type(ty)
+        .set_type(r.verdict().name())
         .set_description(body);
     s
 }
