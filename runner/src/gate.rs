@@ -447,7 +447,7 @@ async fn census_gate(
     emit: &mut dyn FnMut(Event<'_>),
 ) -> Result<(Judgement, ProbeRun), Early> {
     let target = servers.get(&row.server, emit).await?;
-    let fork_control = census::fork_control(&ctx.python.python, &ctx.project.app_dir());
+    let fork_control = census::fork_control(&ctx.python.python, &ctx.project.app_dir()).await;
     let before = census::census(target.addr, &plan.runtime_path, plan.requests, ctx.limits).await;
     let pair_ratio = match &plan.pair_ratio {
         Some(p) => Some(
