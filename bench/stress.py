@@ -13,7 +13,11 @@ Four scenarios, each `runner stress ... --json`, each gate on a fresh server:
 "Wrong" is the opposite verdict (fail for a claim that holds, pass for one
 that does not); cannot judge claims nothing and is never wrong. The load is
 started by the runner for each gate once its server is ready and killed when
-the gate ends. Prints one table; exits 1 if any target is missed. Timing and
+the gate ends. Prints one table; exits 1 if any target is missed. Runs a
+copy of the release runner (`cargo build --release -p runner`). Each
+`runner stress` exit code is checked: 0 no wrong run, 1 some wrong (it must
+agree with the summary); a crash (exit 101, a panic) or any other ending is
+reported as such and misses its target, never read as verdicts. Timing and
 counts live here, not in tests: a timed test on a shared runner measures the
 runner.
 """
@@ -31,17 +35,29 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def stress(exe, row, runs, server, noise, expect):
+    """The `runner stress --json` summary, or (None, why) when the process
+    did not end with one (its stderr, progress and any panic, is shown as it
+    runs)."""
     started = time.monotonic()
     proc = subprocess.run(
         [exe, "stress", row, "--runs", str(runs), "--server", server,
          "--noise", noise, "--expect", expect, "--json"],
         cwd=ROOT, stdout=subprocess.PIPE, text=True, timeout=runs * 120 + 600,
     )
+    if proc.returncode == 101:
+        return None, "crashed (exit 101, a panic: see its stderr above)"
+    if proc.returncode < 0:
+        return None, "killed by signal %d" % -proc.returncode
     if proc.returncode not in (0, 1):
-        sys.exit("runner stress exited %d" % proc.returncode)
-    summary = json.loads(proc.stdout)
+        return None, "exited %d (see its stderr above)" % proc.returncode
+    try:
+        summary = json.loads(proc.stdout)
+    except ValueError:
+        return None, "exited %d without a JSON summary" % proc.returncode
+    if (summary["wrong"] > 0) != (proc.returncode == 1):
+        return None, "exited %d with %d wrong runs" % (proc.returncode, summary["wrong"])
     summary["wall_s"] = time.monotonic() - started
-    return summary
+    return summary, None
 
 
 def spread(summary, name):
@@ -56,12 +72,12 @@ def main():
     ap.add_argument("--only", default="quiet,burst,spin,threads1")
     args = ap.parse_args()
 
-    subprocess.run(["cargo", "build", "-q", "-p", "runner"], cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "runner"], cwd=ROOT, check=True)
     tmp = tempfile.mkdtemp(prefix="stress-")
-    # A copy: a rebuild of target/debug/runner during the long run must not
+    # A copy: a rebuild of target/release/runner during the long run must not
     # change the runner half way.
     exe = os.path.join(tmp, "runner")
-    shutil.copy2(os.path.join(ROOT, "target", "debug", "runner"), exe)
+    shutil.copy2(os.path.join(ROOT, "target", "release", "runner"), exe)
     one_thread = os.path.join(tmp, "E19-threads1.yaml")
     with open(os.path.join(ROOT, "specs", "E19.yaml")) as f:
         text = f.read()
@@ -77,11 +93,16 @@ def main():
     }
     rows = []
     missed = []
+    crashed = []
     for name in args.only.split(","):
         row, noise, expect = scenarios[name]
         print("== %s: %d runs of %s, noise %s" % (name, args.runs, os.path.basename(row), noise),
               file=sys.stderr, flush=True)
-        s = stress(exe, row, args.runs, args.server, noise, expect)
+        s, broken = stress(exe, row, args.runs, args.server, noise, expect)
+        if s is None:
+            missed.append(name)
+            crashed.append((name, broken))
+            continue
         v = s["verdicts"]
         if name in ("quiet", "burst"):
             target, ok = "0 wrong", s["wrong"] == 0
@@ -107,6 +128,8 @@ def main():
             spread(s, "releasing ratio"), spread(s, "holding ratio"),
             spread(s, "capacity"), spread(s, "trials"), s["wall_s"], target,
             "met" if ok else "MISSED"))
+    for name, why in crashed:
+        print("%-9s no verdicts: runner stress %s: MISSED" % (name, why))
     for name, s, _, _ in rows:
         reasons = {}
         for r in s["results"]:

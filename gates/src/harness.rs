@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use libtest_mimic::{Arguments, Failed, Trial};
+use runner::exit::{self, Outcome};
 use runner::export::github;
 use runner::project::Project;
 
@@ -56,8 +57,8 @@ pub fn main() -> ExitCode {
         }
     }
     match shared.interrupted() {
-        Some(libc::SIGTERM) => ExitCode::from(runner::exit::INTERRUPTED_TERM),
-        Some(_) => ExitCode::from(runner::exit::INTERRUPTED_INT),
+        // The runner's one table, as `runner` itself exits on a signal.
+        Some(signal) => ExitCode::from(exit::code(Outcome::Interrupted { signal }, &[])),
         None => conclusion.exit_code(),
     }
 }
@@ -66,7 +67,7 @@ pub fn main() -> ExitCode {
 /// folder): on stderr, exit 2 like the runner's unusable input.
 fn usage_error(message: &str) -> ExitCode {
     eprintln!("error: {message}");
-    ExitCode::from(runner::exit::CANNOT_JUDGE)
+    ExitCode::from(exit::code(Outcome::Unusable, &[]))
 }
 
 fn trial(p: Planned, shared: &Arc<Shared>, config: &Config) -> Trial {

@@ -30,11 +30,13 @@ pub fn outcome(
     match (result.verdict(), policy) {
         (Verdict::Pass, _) => Ok(Completion::Completed),
         (Verdict::NotApplicable, _) => Ok(Completion::ignored_with(format!(
-            "not applicable: {}",
+            "{}: {}",
+            result.verdict().word(),
             result.judgement.reason
         ))),
         (Verdict::CannotJudge, CannotJudge::Ignore) => Ok(Completion::ignored_with(format!(
-            "cannot judge: {} ({CANNOT_JUDGE_VAR}=ignore)",
+            "{}: {} ({CANNOT_JUDGE_VAR}=ignore)",
+            result.verdict().word(),
             result.judgement.reason
         ))),
         (Verdict::Fail | Verdict::CannotJudge, _) => Err(message(result, root).into()),
@@ -44,12 +46,7 @@ pub fn outcome(
 /// The failure message of a gate that did not pass.
 pub fn message(result: &GateResult, root: &Path) -> String {
     let j = &result.judgement;
-    let mut s = match result.verdict() {
-        Verdict::CannotJudge => format!("cannot judge: {}\n", j.reason),
-        Verdict::Fail => format!("fail: {}\n", j.reason),
-        Verdict::Pass => format!("pass: {}\n", j.reason),
-        Verdict::NotApplicable => format!("not applicable: {}\n", j.reason),
-    };
+    let mut s = format!("{}: {}\n", result.verdict().word(), j.reason);
     let _ = writeln!(
         s,
         "  row: {}:{} ({}) on {}",

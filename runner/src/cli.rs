@@ -2,9 +2,10 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::limits::Limits;
+use crate::noise::Noise;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -88,15 +89,14 @@ pub struct StressArgs {
     pub server: String,
 
     /// Background CPU load the runner starts for each gate and kills after
-    /// it: none; burst (one core, 100 ms busy, 100 ms idle); spin (one core
-    /// busy all the time).
-    #[arg(long, default_value = "none", value_name = "none|burst|spin")]
-    pub noise: String,
+    /// it.
+    #[arg(long, value_enum, default_value_t = Noise::None)]
+    pub noise: Noise,
 
     /// The verdict this row should get here; runs reaching the opposite one
     /// are counted wrong (cannot judge never is) and make the exit code 1.
-    #[arg(long, value_name = "pass|fail")]
-    pub expect: Option<String>,
+    #[arg(long, value_enum)]
+    pub expect: Option<Expect>,
 
     /// Print the summary and every run as JSON on stdout.
     #[arg(long)]
@@ -104,6 +104,15 @@ pub struct StressArgs {
 
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+/// The verdicts `runner stress --expect` takes: the two that claim something.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Expect {
+    /// The claim holds here.
+    Pass,
+    /// The claim does not hold here.
+    Fail,
 }
 
 #[derive(Debug, Args)]

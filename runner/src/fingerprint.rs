@@ -5,13 +5,13 @@
 //! Every outside query is bounded in time, and a value that cannot be
 //! learned is `null`, never a guess.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant, SystemTime};
+use std::process::Command;
+use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
+use crate::bounded::{self, Bound};
 use crate::export::iso8601;
 use crate::pyenv;
 use crate::server_status;
@@ -276,31 +276,12 @@ fn capture(program: &str, args: &[&str], dir: &Path) -> Option<String> {
 
 /// Everything a program printed on stdout, if it exited 0 within the bound.
 fn capture_raw(program: &str, args: &[&str], dir: &Path) -> Option<String> {
-    let mut child = Command::new(program)
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if started.elapsed() < QUERY_TIMEOUT => {
-                std::thread::sleep(Duration::from_millis(10))
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    };
-    let mut out = String::new();
-    child.stdout.take()?.read_to_string(&mut out).ok()?;
-    status.success().then_some(out)
+    let mut command = Command::new(program);
+    command.args(args).current_dir(dir);
+    let finished = bounded::run_blocking(command, Bound::new(QUERY_TIMEOUT)).ok()?;
+    finished
+        .success()
+        .then(|| finished.stdout_text().into_owned())
 }
 
 #[cfg(test)]

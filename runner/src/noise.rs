@@ -18,8 +18,8 @@ use serde::Serialize;
 
 use crate::process::GroupGuard;
 
-/// The background load a stress run applies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// The background load a stress run applies (`runner stress --noise`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Noise {
     /// No load of our own.
@@ -31,17 +31,7 @@ pub enum Noise {
 }
 
 impl Noise {
-    pub const NAMES: &'static [&'static str] = &["none", "burst", "spin"];
-
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "none" => Some(Noise::None),
-            "burst" => Some(Noise::Burst),
-            "spin" => Some(Noise::Spin),
-            _ => None,
-        }
-    }
-
+    /// As the flag, the JSON summary and the terminal spell it.
     pub fn name(self) -> &'static str {
         match self {
             Noise::None => "none",
@@ -155,11 +145,15 @@ mod tests {
     }
 
     #[test]
-    fn names_round_trip() {
-        for n in Noise::NAMES {
-            assert_eq!(Noise::parse(n).unwrap().name(), *n);
+    fn the_flag_the_json_and_the_terminal_spell_it_alike() {
+        use clap::ValueEnum;
+        for n in Noise::value_variants() {
+            let flag = n.to_possible_value().unwrap();
+            assert_eq!(flag.get_name(), n.name());
+            assert_eq!(serde_json::to_value(n).unwrap(), n.name());
+            assert_eq!(Noise::from_str(n.name(), false), Ok(*n));
         }
-        assert_eq!(Noise::parse("loud"), None);
+        assert!(Noise::from_str("loud", false).is_err());
     }
 
     #[test]

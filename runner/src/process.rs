@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 
 /// How often a stop polls for the group to be gone.
 const POLL: Duration = Duration::from_millis(10);
+/// How long a SIGKILLed group gets to disappear.
+const KILL_REAP: Duration = Duration::from_secs(2);
 
 /// A spawned child leading its own process group.
 #[derive(Debug)]
@@ -41,15 +43,7 @@ pub enum StopOutcome {
 impl GroupGuard {
     /// Spawns `command` as the leader of a new process group.
     pub fn spawn(command: &mut Command, grace: Duration) -> io::Result<Self> {
-        command.process_group(0);
-        #[cfg(target_os = "linux")]
-        // SAFETY: prctl is async-signal-safe and touches no memory of ours.
-        unsafe {
-            command.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
-                Ok(())
-            });
-        }
+        lead_own_group(command);
         let child = command.spawn()?;
         let pgid = child.id() as i32;
         Ok(Self {
@@ -81,30 +75,100 @@ impl GroupGuard {
             return StopOutcome::AlreadyExited;
         }
         self.stopped = true;
-        let _ = self.child.try_wait();
-        if !group_alive(self.pgid) {
-            let _ = self.child.wait();
-            return StopOutcome::AlreadyExited;
-        }
-        signal_group(self.pgid, libc::SIGTERM);
-        let deadline = Instant::now() + self.grace;
-        while Instant::now() < deadline {
-            let _ = self.child.try_wait();
-            if !group_alive(self.pgid) {
-                let _ = self.child.wait();
-                return StopOutcome::Terminated;
-            }
-            std::thread::sleep(POLL);
-        }
-        signal_group(self.pgid, libc::SIGKILL);
+        let child = &mut self.child;
+        let outcome = stop_group(self.pgid, self.grace, &mut || {
+            let _ = child.try_wait();
+        });
         let _ = self.child.wait();
-        // SIGKILL cannot be ignored; give the kernel a bounded moment to reap.
-        let deadline = Instant::now() + Duration::from_secs(2);
-        while group_alive(self.pgid) && Instant::now() < deadline {
-            std::thread::sleep(POLL);
-        }
-        StopOutcome::Killed
+        outcome
     }
+}
+
+/// Makes `command`'s child lead a new process group and, on Linux, die with
+/// the thread that spawns it (PR_SET_PDEATHSIG).
+pub fn lead_own_group(command: &mut Command) {
+    command.process_group(0);
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl is async-signal-safe and touches no memory of ours.
+    unsafe {
+        command.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+            Ok(())
+        });
+    }
+}
+
+/// Stops process group `pgid`: SIGTERM, up to `grace` for it to go, then
+/// SIGKILL and a bounded moment for the kernel. `reap` collects the leader
+/// if it has exited (a zombie leader still counts as alive on macOS).
+/// Blocks the calling thread: an async caller uses [`stop_group_async`].
+pub fn stop_group(pgid: i32, grace: Duration, reap: &mut dyn FnMut()) -> StopOutcome {
+    reap();
+    if !group_alive(pgid) {
+        return StopOutcome::AlreadyExited;
+    }
+    signal_group(pgid, libc::SIGTERM);
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline {
+        reap();
+        if !group_alive(pgid) {
+            return StopOutcome::Terminated;
+        }
+        std::thread::sleep(POLL);
+    }
+    signal_group(pgid, libc::SIGKILL);
+    // SIGKILL cannot be ignored; give the kernel a bounded moment to reap.
+    let deadline = Instant::now() + KILL_REAP;
+    while Instant::now() < deadline {
+        reap();
+        if !group_alive(pgid) {
+            break;
+        }
+        std::thread::sleep(POLL);
+    }
+    StopOutcome::Killed
+}
+
+/// [`stop_group`] for async callers: the same steps, sleeping on tokio's
+/// clock so that the runtime goes on while the group gets its grace.
+pub async fn stop_group_async(
+    pgid: i32,
+    grace: Duration,
+    child: &mut tokio::process::Child,
+) -> StopOutcome {
+    let _ = child.try_wait();
+    let outcome = if !group_alive(pgid) {
+        StopOutcome::AlreadyExited
+    } else {
+        signal_group(pgid, libc::SIGTERM);
+        let deadline = Instant::now() + grace;
+        let mut gone = false;
+        while Instant::now() < deadline {
+            let _ = child.try_wait();
+            if !group_alive(pgid) {
+                gone = true;
+                break;
+            }
+            tokio::time::sleep(POLL).await;
+        }
+        if gone {
+            StopOutcome::Terminated
+        } else {
+            signal_group(pgid, libc::SIGKILL);
+            let deadline = Instant::now() + KILL_REAP;
+            while Instant::now() < deadline {
+                let _ = child.try_wait();
+                if !group_alive(pgid) {
+                    break;
+                }
+                tokio::time::sleep(POLL).await;
+            }
+            StopOutcome::Killed
+        }
+    };
+    // The leader is gone (or was SIGKILLed): collect its status.
+    let _ = tokio::time::timeout(KILL_REAP, child.wait()).await;
+    outcome
 }
 
 impl Drop for GroupGuard {

@@ -11,17 +11,20 @@ use std::fs::File;
 use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
+use crate::bounded::{self, Bound, Ending};
 use crate::project::Project;
 
 /// How long one `pip install` may take before we give up.
 const PIP_TIMEOUT: Duration = Duration::from_secs(600);
 /// How long a quick interpreter query may take.
 const QUERY_TIMEOUT: Duration = Duration::from_secs(30);
+/// What of each stream of a set-up step reaches pip.log.
+const PIP_OUTPUT_CAP: usize = 8 << 20;
 
 /// What preparing the environment reports as it goes.
 #[derive(Debug, Clone)]
@@ -123,29 +126,20 @@ pub fn prepare(
     std::fs::create_dir_all(&logs).map_err(|e| io(&logs, e))?;
     let log = logs.join("pip.log");
     let _ = std::fs::remove_file(&stamp);
-    run_logged(
-        Command::new(&base)
-            .args(["-m", "venv", "--clear"])
-            .arg(&venv),
-        "python3 -m venv",
-        &log,
-        &requirements,
-    )?;
-    run_logged(
-        Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--disable-pip-version-check",
-                "--no-input",
-                "-r",
-            ])
-            .arg(&requirements),
-        "pip install",
-        &log,
-        &requirements,
-    )?;
+    let mut make_venv = Command::new(&base);
+    make_venv.args(["-m", "venv", "--clear"]).arg(&venv);
+    run_logged(make_venv, "python3 -m venv", &log, &requirements)?;
+    let mut pip = Command::new(&python);
+    pip.args([
+        "-m",
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "--no-input",
+        "-r",
+    ])
+    .arg(&requirements);
+    run_logged(pip, "pip install", &log, &requirements)?;
     let mut f = File::create(&stamp).map_err(|e| io(&stamp, e))?;
     f.write_all(stamp_text.as_bytes())
         .map_err(|e| io(&stamp, e))?;
@@ -185,91 +179,111 @@ pub fn query(python: &Path, code: &str) -> Result<String, EnvError> {
         python: python.display().to_string(),
         problem,
     };
-    let mut child = Command::new(python)
-        .args(["-c", code])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| {
-            bad(format!(
-                "cannot run it ({e}); pass --python PATH to a working interpreter"
-            ))
-        })?;
-    let status = wait_bounded(&mut child, QUERY_TIMEOUT).map_err(|e| bad(e.to_string()))?;
-    let out = child.wait_with_output().map_err(|e| bad(e.to_string()))?;
-    match status {
-        Some(s) if s.success() => Ok(String::from_utf8_lossy(&out.stdout).into_owned()),
-        Some(s) => Err(bad(format!(
-            "{s}: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))),
-        None => Err(bad(format!(
+    let mut command = Command::new(python);
+    command.args(["-c", code]);
+    let finished = bounded::run_blocking(command, Bound::new(QUERY_TIMEOUT)).map_err(|e| {
+        bad(format!(
+            "cannot run it ({e}); pass --python PATH to a working interpreter"
+        ))
+    })?;
+    match finished.ending {
+        Ending::Exited(s) if s.success() => Ok(finished.stdout_text().into_owned()),
+        Ending::Exited(s) => Err(bad(format!("{s}: {}", finished.stderr_text().trim()))),
+        Ending::TimedOut(_) => Err(bad(format!(
             "did not answer within {} s",
             QUERY_TIMEOUT.as_secs()
         ))),
     }
 }
 
+/// Runs one set-up step (`python -m venv`, `pip install`) within
+/// [`PIP_TIMEOUT`], appending what it printed to `log`.
 fn run_logged(
-    command: &mut Command,
+    command: Command,
     step: &str,
     log: &Path,
     requirements: &Path,
 ) -> Result<(), EnvError> {
-    let file = std::fs::OpenOptions::new()
+    let finished = bounded::run_blocking(command, Bound::new(PIP_TIMEOUT).with_cap(PIP_OUTPUT_CAP))
+        .map_err(|e| io(log, e))?;
+    let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(log)
         .map_err(|e| io(log, e))?;
-    let err_file = file.try_clone().map_err(|e| io(log, e))?;
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(file)
-        .stderr(err_file)
-        .spawn()
+    // stdout, then stderr (where pip puts its errors), so the tail below
+    // ends with the error.
+    file.write_all(&finished.stdout)
+        .and_then(|()| file.write_all(&finished.stderr))
+        .and_then(|()| match finished.dropped_bytes {
+            0 => Ok(()),
+            n => writeln!(file, "[runner: {n} more bytes of output not kept]"),
+        })
         .map_err(|e| io(log, e))?;
-    let status = wait_bounded(&mut child, PIP_TIMEOUT).map_err(|e| io(log, e))?;
-    match status {
-        Some(s) if s.success() => Ok(()),
-        other => {
-            if other.is_none() {
-                let _ = child.kill();
-                let _ = child.wait();
-            }
-            Err(EnvError::InstallFailed {
-                step: step.into(),
-                status: other.map_or(format!("no end within {} s", PIP_TIMEOUT.as_secs()), |s| {
-                    s.to_string()
-                }),
-                log: log.display().to_string(),
-                requirements: requirements.display().to_string(),
-                tail: crate::logtail::tail(log, 20),
-            })
-        }
-    }
-}
-
-/// Waits up to `limit` for `child`; None if it is still running.
-fn wait_bounded(
-    child: &mut std::process::Child,
-    limit: Duration,
-) -> std::io::Result<Option<std::process::ExitStatus>> {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait()? {
-            return Ok(Some(status));
-        }
-        if Instant::now() >= deadline {
-            return Ok(None);
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    drop(file);
+    let status = match finished.ending {
+        Ending::Exited(s) if s.success() => return Ok(()),
+        Ending::Exited(s) => s.to_string(),
+        Ending::TimedOut(_) => format!("no end within {} s", PIP_TIMEOUT.as_secs()),
+    };
+    Err(EnvError::InstallFailed {
+        step: step.into(),
+        status,
+        log: log.display().to_string(),
+        requirements: requirements.display().to_string(),
+        tail: crate::logtail::tail(log, 20),
+    })
 }
 
 fn io(path: &Path, source: std::io::Error) -> EnvError {
     EnvError::Io {
         path: path.display().to_string(),
         source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_query_returns_stdout_or_the_status_and_stderr() {
+        let python = base_python().unwrap();
+        assert_eq!(query(&python, "print(6 * 7)").unwrap(), "42\n");
+        let e = query(&python, "import sys; sys.exit('no such module: boom')")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("exit status: 1"), "{e}");
+        assert!(e.contains("no such module: boom"), "{e}");
+    }
+
+    #[test]
+    fn a_failed_step_leaves_its_output_in_the_log_and_its_tail_in_the_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("pip.log");
+        std::fs::write(&log, "earlier step\n").unwrap();
+        let mut ok = Command::new("sh");
+        ok.args(["-c", "echo collected"]);
+        run_logged(ok, "ok step", &log, Path::new("reqs.txt")).unwrap();
+        let mut bad = Command::new("sh");
+        bad.args([
+            "-c",
+            "echo downloading; echo 'ERROR: no matching distribution' >&2; exit 1",
+        ]);
+        let e = run_logged(bad, "pip install", &log, Path::new("reqs.txt")).unwrap_err();
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(
+            text,
+            "earlier step\ncollected\ndownloading\nERROR: no matching distribution\n"
+        );
+        let EnvError::InstallFailed {
+            step, status, tail, ..
+        } = e
+        else {
+            panic!("{e}")
+        };
+        assert_eq!(step, "pip install");
+        assert_eq!(status, "exit status: 1");
+        assert!(tail.contains("ERROR: no matching distribution"), "{tail}");
     }
 }

@@ -2,14 +2,13 @@
 //! program is found and answers, its package is installed in the interpreter
 //! the gates use. Reported by `runner servers` and in the matrix header.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::process::GroupGuard;
+use crate::bounded::{self, Bound};
 use crate::pyenv;
 use crate::spec::Profile;
 
@@ -119,31 +118,11 @@ fn package_versions(
 /// program runs in its own process group, which is stopped afterwards.
 fn program_version(path: &Path, args: &[String]) -> Result<String, String> {
     let mut command = Command::new(path);
-    command
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let mut guard = GroupGuard::spawn(&mut command, Duration::from_millis(200))
+    command.args(args);
+    let finished = bounded::run_blocking(command, Bound::new(VERSION_TIMEOUT))
         .map_err(|e| format!("cannot run {}: {e}", path.display()))?;
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = guard.try_exit_status() {
-            break Some(status);
-        }
-        if started.elapsed() >= VERSION_TIMEOUT {
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    // Stopping the group first means the read below sees end-of-file even if
-    // the program left a child holding its stdout.
-    guard.stop();
-    let mut text = String::new();
-    if let Some(mut stdout) = guard.child_mut().stdout.take() {
-        let _ = stdout.read_to_string(&mut text);
-    }
-    match status {
+    let text = finished.stdout_text();
+    match finished.status() {
         None => Err(format!(
             "{} {} did not finish within {} s",
             path.display(),
@@ -157,5 +136,26 @@ fn program_version(path: &Path, args: &[String]) -> Result<String, String> {
             .find(|l| !l.is_empty())
             .map(String::from)
             .ok_or_else(|| format!("{} {} printed nothing", path.display(), args.join(" "))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_is_the_first_line_and_a_failure_says_how_it_ended() {
+        let sh = Path::new("sh");
+        let args = |s: &str| vec!["-c".to_string(), s.to_string()];
+        assert_eq!(
+            program_version(sh, &args("echo; echo ' m0serve 1.2 '; echo more")).unwrap(),
+            "m0serve 1.2"
+        );
+        let e = program_version(sh, &args("echo 'm0serve 1.2'; exit 4")).unwrap_err();
+        assert!(e.contains("exited exit status: 4"), "{e}");
+        let e = program_version(sh, &args("true")).unwrap_err();
+        assert!(e.ends_with("printed nothing"), "{e}");
+        let e = program_version(Path::new("/nonexistent/m0serve"), &[]).unwrap_err();
+        assert!(e.starts_with("cannot run /nonexistent/m0serve"), "{e}");
     }
 }

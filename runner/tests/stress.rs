@@ -9,6 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{edited_row, root, runner};
+use predicates::prelude::PredicateBooleanExt;
 use predicates::str::contains;
 use serde_json::Value;
 
@@ -92,7 +93,14 @@ fn bad_stress_flags_name_the_flag() {
         .args(["stress", "E19", "--runs", "1", "--noise", "loud"])
         .assert()
         .code(2)
-        .stderr(contains("--noise loud"));
+        .stderr(contains("'loud'").and(contains("--noise")))
+        .stderr(contains("possible values: none, burst, spin"));
+    runner()
+        .args(["stress", "E19", "--runs", "1", "--expect", "cannot-judge"])
+        .assert()
+        .code(2)
+        .stderr(contains("'cannot-judge'").and(contains("--expect")))
+        .stderr(contains("possible values: pass, fail"));
     runner()
         .args(["stress", "E19", "--runs", "0"])
         .assert()

@@ -17,7 +17,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
-use runner::cli::StressArgs;
+use runner::cli::{Expect, StressArgs};
 use runner::event::Event;
 use runner::exit::Outcome;
 use runner::gate::GateContext;
@@ -48,19 +48,10 @@ struct StressOptions {
 }
 
 fn options(args: &StressArgs) -> Result<StressOptions, String> {
-    let noise = Noise::parse(&args.noise).ok_or_else(|| {
-        format!(
-            "--noise {}: use one of {}",
-            args.noise,
-            Noise::NAMES.join(", ")
-        )
-    })?;
-    let expect = match args.expect.as_deref() {
-        None => None,
-        Some("pass") => Some(Verdict::Pass),
-        Some("fail") => Some(Verdict::Fail),
-        Some(other) => return Err(format!("--expect {other}: use pass or fail")),
-    };
+    let expect = args.expect.map(|e| match e {
+        Expect::Pass => Verdict::Pass,
+        Expect::Fail => Verdict::Fail,
+    });
     if !(1..=10_000).contains(&args.runs) {
         return Err(format!(
             "--runs {}: use a number from 1 to 10000",
@@ -69,7 +60,7 @@ fn options(args: &StressArgs) -> Result<StressOptions, String> {
     }
     let run = RunOptions::from_args(&args.run)?;
     Ok(StressOptions {
-        noise,
+        noise: args.noise,
         expect,
         runs: args.runs,
         run,
@@ -147,13 +138,6 @@ fn figures_of(result: &GateResult) -> BTreeMap<String, f64> {
     out
 }
 
-fn verdict_name(v: Verdict) -> String {
-    serde_json::to_value(v)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_else(|| v.label().to_string())
-}
-
 fn summarise(
     row: &str,
     server: &str,
@@ -167,7 +151,7 @@ fn summarise(
     let mut lines = Vec::new();
     for r in results {
         let verdict = r.verdict();
-        *verdicts.entry(verdict_name(verdict)).or_insert(0) += 1;
+        *verdicts.entry(verdict.name().to_string()).or_insert(0) += 1;
         let figures = figures_of(r);
         for (k, x) in &figures {
             series.entry(k.clone()).or_default().push(*x);
@@ -215,7 +199,7 @@ fn render(s: &Summary) -> String {
             "  wrong: {} of {} (expected {}; cannot judge is never wrong)\n",
             s.wrong,
             s.runs,
-            verdict_name(e)
+            e.name()
         ));
     }
     if !s.figures.is_empty() {
@@ -398,7 +382,7 @@ mod tests {
             row: "E19".into(),
             runs: 3,
             server: "granian".into(),
-            noise: "none".into(),
+            noise: Noise::None,
             expect: None,
             json: false,
             run: runner::cli::RunArgs {
@@ -408,17 +392,16 @@ mod tests {
             },
         };
         assert!(options(&base()).is_ok());
+        // Unknown --noise and --expect values never get here: clap refuses
+        // them (runner/tests/stress.rs).
         let e = |a: StressArgs| options(&a).err().unwrap();
-        assert!(e(StressArgs {
-            noise: "loud".into(),
-            ..base()
-        })
-        .starts_with("--noise loud"));
-        assert!(e(StressArgs {
-            expect: Some("maybe".into()),
-            ..base()
-        })
-        .starts_with("--expect maybe"));
         assert!(e(StressArgs { runs: 0, ..base() }).starts_with("--runs 0"));
+        let o = options(&StressArgs {
+            noise: Noise::Spin,
+            expect: Some(Expect::Fail),
+            ..base()
+        })
+        .unwrap();
+        assert_eq!((o.noise, o.expect), (Noise::Spin, Some(Verdict::Fail)));
     }
 }

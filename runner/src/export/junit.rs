@@ -1,52 +1,28 @@
-//! `--junit PATH`: JUnit XML as GitHub's test-report actions read it. One
+//! `--junit PATH`: JUnit XML as GitHub's test-report actions read it,
+//! written with `quick-junit` (the writer cargo-nextest uses). One
 //! `<testsuite>` per server, one `<testcase>` per row on it (named like the
 //! `gates` harness's trials, `E19::granian`, with the row's file and line).
 //! A failed gate is a `<failure>`, cannot judge an `<error>` (the gate could
 //! not measure, which is not a pass), not applicable a `<skipped>`; the
 //! message carries the figures, `<system-out>` the gate's table and the
-//! server log tail. The shape is runner/schema/junit.xsd.
+//! server log tail. Control characters and colour codes of a log line are
+//! dropped (quick-junit's `XmlString`); runner/tests/reports.rs checks the
+//! fields the report actions read.
 
-use std::fmt::Write;
+use std::time::Duration;
 
-use super::{iso8601, relative, ExportInput, Exporter};
+use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
+
+use super::{relative, ExportInput, Exporter};
 use crate::report::terminal::render_gate;
 use crate::result::GateResult;
-use crate::verdict::Verdict;
+use crate::verdict::{JunitElement, Verdict};
 
 pub struct JunitExporter;
 
 impl Exporter for JunitExporter {
     fn render(&self, input: &ExportInput<'_>) -> String {
         render(input)
-    }
-}
-
-#[derive(Default, Clone, Copy)]
-struct Counts {
-    tests: usize,
-    failures: usize,
-    errors: usize,
-    skipped: usize,
-    seconds: f64,
-}
-
-impl Counts {
-    fn add(&mut self, r: &GateResult) {
-        self.tests += 1;
-        self.seconds += r.elapsed_ms / 1000.0;
-        match r.verdict() {
-            Verdict::Pass => {}
-            Verdict::Fail => self.failures += 1,
-            Verdict::CannotJudge => self.errors += 1,
-            Verdict::NotApplicable => self.skipped += 1,
-        }
-    }
-
-    fn attrs(&self) -> String {
-        format!(
-            "tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3}\"",
-            self.tests, self.failures, self.errors, self.skipped, self.seconds
-        )
     }
 }
 
@@ -61,47 +37,30 @@ pub fn render(input: &ExportInput<'_>) -> String {
             None => servers.push((name, vec![r])),
         }
     }
-    let mut total = Counts::default();
-    input.results.iter().for_each(|r| total.add(r));
-    let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(s, "<testsuites name=\"gates\" {}>", total.attrs());
-    let timestamp = iso8601(input.started);
+    let timestamp = chrono::DateTime::<chrono::Utc>::from(input.started).fixed_offset();
+    let mut report = Report::new("gates");
+    // The report's time is the gates' own, as each suite's is.
+    report.set_time(input.results.iter().map(elapsed).sum());
     for (server, results) in &servers {
-        let mut counts = Counts::default();
-        results.iter().for_each(|r| counts.add(r));
-        let _ = writeln!(
-            s,
-            "  <testsuite name=\"{}\" {} timestamp=\"{timestamp}\">",
-            attr(server),
-            counts.attrs()
-        );
-        s.push_str("    <properties>\n");
-        property(&mut s, "runner_version", env!("CARGO_PKG_VERSION"));
+        let mut suite = TestSuite::new(legal(server));
+        suite.set_timestamp(timestamp);
+        suite.set_time(results.iter().map(|r| elapsed(r)).sum());
+        suite.add_property(Property::new("runner_version", env!("CARGO_PKG_VERSION")));
         if let Some(i) = input.interrupted {
             let during = i.during.as_deref().unwrap_or("set-up");
-            property(
-                &mut s,
+            suite.add_property(Property::new(
                 "interrupted",
-                &format!("{} during {during}", i.signal),
-            );
+                legal(&format!("{} during {during}", i.signal)),
+            ));
         }
-        s.push_str("    </properties>\n");
-        for r in results {
-            testcase(&mut s, input, r);
-        }
-        s.push_str("  </testsuite>\n");
+        suite.add_test_cases(results.iter().map(|r| testcase(input, r)));
+        report.add_test_suite(suite);
     }
-    s.push_str("</testsuites>\n");
-    s
-}
-
-fn property(s: &mut String, name: &str, value: &str) {
-    let _ = writeln!(
-        s,
-        "      <property name=\"{}\" value=\"{}\"/>",
-        attr(name),
-        attr(value)
-    );
+    // Serialising into memory fails only on a broken writer, which a
+    // `Vec` is not; an empty report would hide that, so say it instead.
+    report
+        .to_string()
+        .unwrap_or_else(|e| format!("<!-- cannot write the JUnit report: {e} -->\n"))
 }
 
 /// The name the `gates` harness gives this gate's trial.
@@ -117,26 +76,16 @@ pub fn message(r: &GateResult) -> String {
     } else {
         format!(" [{}]", r.judgement.headline)
     };
-    let verdict = match r.verdict() {
-        Verdict::Fail => "fail",
-        Verdict::CannotJudge => "cannot judge",
-        Verdict::NotApplicable => "not applicable",
-        Verdict::Pass => "pass",
-    };
-    format!("{verdict}: {}{figures}", r.judgement.reason)
+    format!("{}: {}{figures}", r.verdict().word(), r.judgement.reason)
 }
 
-fn testcase(s: &mut String, input: &ExportInput<'_>, r: &GateResult) {
+/// How long the gate took (zero for a time that is not one).
+fn elapsed(r: &GateResult) -> Duration {
+    Duration::try_from_secs_f64(r.elapsed_ms / 1000.0).unwrap_or_default()
+}
+
+fn testcase(input: &ExportInput<'_>, r: &GateResult) -> TestCase {
     let file = relative(input.root, &r.row.file);
-    let _ = writeln!(
-        s,
-        "    <testcase name=\"{}\" classname=\"{}\" file=\"{}\" line=\"{}\" time=\"{:.3}\">",
-        attr(&case_name(r)),
-        attr(&r.row.id),
-        attr(&file),
-        r.row.line,
-        r.elapsed_ms / 1000.0
-    );
     let body = || {
         let mut b = format!(
             "{}\nrow: {file}:{}\nserver: {}\n",
@@ -145,84 +94,62 @@ fn testcase(s: &mut String, input: &ExportInput<'_>, r: &GateResult) {
             r.profile
         );
         if !r.judgement.headline.is_empty() {
-            let _ = writeln!(b, "figures: {}", r.judgement.headline);
+            b.push_str(&format!("figures: {}\n", r.judgement.headline));
         }
-        let _ = writeln!(b, "confidence: {}", r.judgement.confidence);
+        b.push_str(&format!("confidence: {}\n", r.judgement.confidence));
         for w in &r.judgement.warnings {
-            let _ = writeln!(b, "warning: {w}");
+            b.push_str(&format!("warning: {w}\n"));
         }
-        b
+        legal(&b)
     };
-    let (element, kind) = match r.verdict() {
-        Verdict::Pass => (None, ""),
-        Verdict::Fail => (Some("failure"), "fail"),
-        Verdict::CannotJudge => (Some("error"), "cannot-judge"),
-        Verdict::NotApplicable => (Some("skipped"), "not-applicable"),
+    let status = match r.verdict().spelling().junit {
+        None => TestCaseStatus::success(),
+        Some(JunitElement::Failure) => problem(NonSuccessKind::Failure, r, body()),
+        Some(JunitElement::Error) => problem(NonSuccessKind::Error, r, body()),
+        Some(JunitElement::Skipped) => {
+            let mut s = TestCaseStatus::skipped();
+            s.set_message(legal(&message(r)));
+            s
+        }
     };
-    match element {
-        Some("skipped") => {
-            let _ = writeln!(s, "      <skipped message=\"{}\"/>", attr(&message(r)));
-        }
-        Some(element) => {
-            let _ = writeln!(
-                s,
-                "      <{element} message=\"{}\" type=\"{kind}\">{}</{element}>",
-                attr(&message(r)),
-                text(&body())
-            );
-        }
-        None => {}
-    }
+    let mut case = TestCase::new(legal(&case_name(r)), status);
+    case.set_classname(legal(&r.row.id));
+    case.set_time(elapsed(r));
+    case.extra.insert("file".into(), legal(&file).into());
+    case.extra
+        .insert("line".into(), r.row.line.to_string().into());
     let mut out = render_gate(r);
     if let (Verdict::Pass, Some(log)) = (r.verdict(), r.first_log()) {
         // render_gate shows a tail only for other verdicts; a pass has none.
         out.push_str(&format!("server log: {}\n", log.display()));
     }
-    let _ = writeln!(s, "      <system-out>{}</system-out>", text(&out));
-    s.push_str("    </testcase>\n");
+    case.set_system_out(legal(&out));
+    case
 }
 
-/// Characters XML 1.0 cannot carry at all (most C0 controls, such as the
-/// ESC of a coloured log line), written out as `\u{1b}` instead.
-fn push_legal(out: &mut String, c: char) {
-    let legal = matches!(c, '\t' | '\n' | '\r')
-        || matches!(c, '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..);
-    if legal {
-        out.push(c);
-    } else {
-        let _ = write!(out, "\\u{{{:x}}}", c as u32);
+/// A `<failure>` or `<error>`: the message, the verdict's name as its type,
+/// the details as its text.
+fn problem(kind: NonSuccessKind, r: &GateResult, body: String) -> TestCaseStatus {
+    let mut s = TestCaseStatus::non_success(kind);
+    s.set_message(legal(&message(r)))
+        .set_type(r.verdict().name())
+        .set_description(body);
+    s
+}
+
+/// `s` with the two characters XML 1.0 cannot carry that quick-junit lets
+/// through (the noncharacters U+FFFE and U+FFFF, which a server log may
+/// hold) written out as `\u{fffe}`; it drops the others (C0 controls such
+/// as the ESC of a coloured log line) itself.
+pub fn legal(s: &str) -> String {
+    if !s.contains(['\u{FFFE}', '\u{FFFF}']) {
+        return s.to_string();
     }
-}
-
-/// Escapes character data.
-pub fn text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
+    let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
         match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            c => push_legal(&mut out, c),
-        }
-    }
-    out
-}
-
-/// Escapes an attribute value (quotes too, and line breaks as character
-/// references so that parsers do not fold them into spaces).
-pub fn attr(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\n' => out.push_str("&#10;"),
-            '\r' => out.push_str("&#13;"),
-            '\t' => out.push_str("&#9;"),
-            c => push_legal(&mut out, c),
+            '\u{FFFE}' | '\u{FFFF}' => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
         }
     }
     out
@@ -233,29 +160,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn markup_and_illegal_characters_are_escaped() {
-        assert_eq!(
-            text("a < b && c > d \u{1b}[31mred"),
-            "a &lt; b &amp;&amp; c &gt; d \\u{1b}[31mred"
-        );
-        assert_eq!(
-            attr("say \"hi\" & 'bye'\nnext"),
-            "say &quot;hi&quot; &amp; &apos;bye&apos;&#10;next"
-        );
-        // Line breaks and tabs are legal character data as they are.
-        assert_eq!(text("a\tb\nc"), "a\tb\nc");
-        assert_eq!(text("\u{0}\u{FFFE}ok"), "\\u{0}\\u{fffe}ok");
+    fn characters_xml_cannot_carry_are_written_out() {
+        assert_eq!(legal("ok\u{FFFE}\u{FFFF}"), "ok\\u{fffe}\\u{ffff}");
+        assert_eq!(legal("a < b\tc\n"), "a < b\tc\n");
     }
 
     #[test]
     fn each_verdict_has_its_element_and_the_counts_add_up() {
         use crate::export::tests::sample;
-        let results = [
+        let mut results = [
             sample(Verdict::Pass, "ok"),
             sample(Verdict::Fail, "releasing read 2.01x"),
             sample(Verdict::CannotJudge, "no free core"),
             sample(Verdict::NotApplicable, "cannot express `workers`"),
         ];
+        // A log tail with what a server may print: noncharacters too.
+        results[1].log_tail = Some("[INFO] <started> & \u{FFFF} \u{1b}[31mred\u{1b}[0m".into());
         let input = ExportInput {
             results: &results,
             interrupted: None,
@@ -264,29 +184,77 @@ mod tests {
             wall: std::time::Duration::from_secs(10),
         };
         let xml = render(&input);
-        assert!(xml.contains(
-            "<testsuites name=\"gates\" tests=\"4\" failures=\"1\" errors=\"1\" skipped=\"1\" time=\"10.000\">"
-        ), "{xml}");
-        assert!(
-            xml.contains(
-                "<failure message=\"fail: releasing read 2.01x [2.01x/2.03x]\" type=\"fail\">"
-            ),
-            "{xml}"
+        let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
+        let root = doc.root_element();
+        assert_eq!(root.tag_name().name(), "testsuites");
+        for (attr, value) in [
+            ("name", "gates"),
+            ("tests", "4"),
+            ("failures", "1"),
+            ("errors", "1"),
+            ("skipped", "1"),
+            ("time", "10.000"),
+        ] {
+            assert_eq!(root.attribute(attr), Some(value), "{attr} in {xml}");
+        }
+        let suite = root.first_element_child().unwrap();
+        assert_eq!(suite.attribute("name"), Some("granian"));
+        assert_eq!(
+            suite.attribute("timestamp"),
+            Some("1970-01-01T00:00:00.000+00:00")
         );
-        assert!(xml.contains("<error message=\"cannot judge: no free core [2.01x/2.03x]\" type=\"cannot-judge\">"), "{xml}");
-        assert!(
-            xml.contains(
-                "<skipped message=\"not applicable: cannot express `workers` [2.01x/2.03x]\"/>"
-            ),
-            "{xml}"
+        let cases: Vec<_> = suite
+            .children()
+            .filter(|n| n.has_tag_name("testcase"))
+            .collect();
+        assert_eq!(cases.len(), 4);
+        for case in &cases {
+            assert_eq!(case.attribute("name"), Some("E19::granian"));
+            assert_eq!(case.attribute("classname"), Some("E19"));
+            assert_eq!(case.attribute("file"), Some("specs/E19.yaml"));
+            assert_eq!(case.attribute("line"), Some("6"));
+            assert_eq!(case.attribute("time"), Some("2.500"));
+        }
+        let outcome = |i: usize| {
+            cases[i]
+                .children()
+                .find(|n| n.is_element() && !n.has_tag_name("system-out"))
+        };
+        assert!(outcome(0).is_none(), "a pass has no outcome element");
+        let failure = outcome(1).unwrap();
+        assert_eq!(failure.tag_name().name(), "failure");
+        assert_eq!(
+            failure.attribute("message"),
+            Some("fail: releasing read 2.01x [2.01x/2.03x]")
         );
-        assert!(xml.contains("file=\"specs/E19.yaml\" line=\"6\""), "{xml}");
-        assert!(xml.contains("timestamp=\"1970-01-01T00:00:00Z\""), "{xml}");
-        // The log tail's markup and escape characters are escaped.
-        assert!(
-            xml.contains("[INFO] &lt;started&gt; &amp; \\u{1b}[31mred"),
-            "{xml}"
+        assert_eq!(failure.attribute("type"), Some("fail"));
+        assert!(failure.text().unwrap().contains("confidence: "));
+        let error = outcome(2).unwrap();
+        assert_eq!(error.tag_name().name(), "error");
+        assert_eq!(
+            error.attribute("message"),
+            Some("cannot judge: no free core [2.01x/2.03x]")
         );
-        assert_eq!(xml.matches("<testcase ").count(), 4);
+        assert_eq!(error.attribute("type"), Some("cannot-judge"));
+        let skipped = outcome(3).unwrap();
+        assert_eq!(skipped.tag_name().name(), "skipped");
+        assert_eq!(
+            skipped.attribute("message"),
+            Some("not applicable: cannot express `workers` [2.01x/2.03x]")
+        );
+        // The log tail arrives as it was, less its colour codes, with the
+        // noncharacter written out.
+        let out = cases[1]
+            .children()
+            .find(|n| n.has_tag_name("system-out"))
+            .and_then(|n| n.text())
+            .unwrap();
+        assert!(out.contains("[INFO] <started> & \\u{ffff} red"), "{out}");
+        let pass_out = cases[0]
+            .children()
+            .find(|n| n.has_tag_name("system-out"))
+            .and_then(|n| n.text())
+            .unwrap();
+        assert!(pass_out.contains("server log: /work/main/.gates/logs/E19.granian.log"));
     }
 }

@@ -74,12 +74,7 @@ impl Exporter for MarkdownExporter {
 }
 
 fn verdict(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Pass => "pass",
-        Verdict::Fail => "**FAIL**",
-        Verdict::CannotJudge => "**cannot judge**",
-        Verdict::NotApplicable => "n/a",
-    }
+    v.spelling().markdown
 }
 
 /// A table cell: no line breaks, no column separators, no HTML.

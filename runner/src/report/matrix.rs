@@ -271,11 +271,10 @@ fn cell(row: &str, server: &str, result: Option<&GateResult>) -> Cell {
     } else {
         format!(" {}", c.headline)
     };
+    // Figures only where they back a verdict on the claim.
     c.text = match verdict {
-        Verdict::Pass => format!("pass{figures}"),
-        Verdict::Fail => format!("fail{figures}"),
-        Verdict::CannotJudge => "cannot judge".into(),
-        Verdict::NotApplicable => "n/a".into(),
+        Verdict::Pass | Verdict::Fail => format!("{}{figures}", verdict.spelling().cell),
+        Verdict::CannotJudge | Verdict::NotApplicable => verdict.spelling().cell.into(),
     };
     c
 }

@@ -12,9 +12,10 @@ use serde::Serialize;
 
 use crate::spec::Bound;
 
-/// The four outcomes of a gate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
+/// The four outcomes of a gate. Each is written the ways [`Spelling`] lists,
+/// and nowhere else: JSON, JUnit, Markdown, the terminal and the `gates`
+/// harness all read [`Verdict::spelling`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
     Pass,
     Fail,
@@ -22,14 +23,116 @@ pub enum Verdict {
     NotApplicable,
 }
 
+/// The JUnit element a verdict becomes inside its `<testcase>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JunitElement {
+    Failure,
+    Error,
+    Skipped,
+}
+
+/// Every way one verdict is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spelling {
+    /// For machines: the JSON reports, JUnit's `type`, stress counts.
+    pub name: &'static str,
+    /// In prose and messages (`cannot judge: no free core`).
+    pub word: &'static str,
+    /// The terminal's label: a failure stands out.
+    pub label: &'static str,
+    /// A matrix cell, before its figures.
+    pub cell: &'static str,
+    /// A Markdown table cell: what needs a look is bold.
+    pub markdown: &'static str,
+    /// What the verdict is in a JUnit `<testcase>`; none for a pass.
+    pub junit: Option<JunitElement>,
+}
+
+/// The one table of spellings, in the order of [`Verdict`]'s variants.
+const SPELLINGS: [Spelling; 4] = [
+    Spelling {
+        name: "pass",
+        word: "pass",
+        label: "pass",
+        cell: "pass",
+        markdown: "pass",
+        junit: None,
+    },
+    Spelling {
+        name: "fail",
+        word: "fail",
+        label: "FAIL",
+        cell: "fail",
+        markdown: "**FAIL**",
+        junit: Some(JunitElement::Failure),
+    },
+    Spelling {
+        name: "cannot-judge",
+        word: "cannot judge",
+        label: "cannot judge",
+        cell: "cannot judge",
+        markdown: "**cannot judge**",
+        junit: Some(JunitElement::Error),
+    },
+    Spelling {
+        name: "not-applicable",
+        word: "not applicable",
+        label: "not applicable",
+        cell: "n/a",
+        markdown: "n/a",
+        junit: Some(JunitElement::Skipped),
+    },
+];
+
 impl Verdict {
+    pub const ALL: [Verdict; 4] = [
+        Verdict::Pass,
+        Verdict::Fail,
+        Verdict::CannotJudge,
+        Verdict::NotApplicable,
+    ];
+
+    /// Every way this verdict is written.
+    pub fn spelling(self) -> &'static Spelling {
+        &SPELLINGS[self as usize]
+    }
+
+    /// The machine name (`cannot-judge`), as JSON has it.
+    pub fn name(self) -> &'static str {
+        self.spelling().name
+    }
+
+    /// The name in prose (`cannot judge`).
+    pub fn word(self) -> &'static str {
+        self.spelling().word
+    }
+
+    /// The terminal's label (`FAIL`).
     pub fn label(self) -> &'static str {
-        match self {
-            Verdict::Pass => "pass",
-            Verdict::Fail => "FAIL",
-            Verdict::CannotJudge => "cannot judge",
-            Verdict::NotApplicable => "not applicable",
-        }
+        self.spelling().label
+    }
+}
+
+/// The report schema lists the verdicts by their [`Verdict::name`], the
+/// spelling `Serialize` writes.
+impl JsonSchema for Verdict {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Verdict".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = Verdict::ALL.iter().map(|v| v.name()).collect();
+        schemars::json_schema!({
+            "description": "The outcome of a gate.",
+            "type": "string",
+            "enum": names,
+        })
+    }
+}
+
+impl Serialize for Verdict {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
     }
 }
 
@@ -159,6 +262,72 @@ impl Stop {
             verdict: Verdict::CannotJudge,
             reason: reason.into(),
             log_tail: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_is_in_variant_order_and_the_names_are_what_json_says() {
+        let names: Vec<&str> = Verdict::ALL.iter().map(|v| v.name()).collect();
+        assert_eq!(names, ["pass", "fail", "cannot-judge", "not-applicable"]);
+        for v in Verdict::ALL {
+            assert_eq!(
+                serde_json::to_value(v).unwrap(),
+                serde_json::Value::from(v.name())
+            );
+        }
+        // Only a pass has no JUnit element; every other verdict has its own.
+        let elements: Vec<_> = Verdict::ALL.iter().map(|v| v.spelling().junit).collect();
+        assert_eq!(
+            elements,
+            [
+                None,
+                Some(JunitElement::Failure),
+                Some(JunitElement::Error),
+                Some(JunitElement::Skipped)
+            ]
+        );
+    }
+
+    #[test]
+    fn the_names_are_the_report_schemas_verdicts() {
+        let schema: serde_json::Value =
+            serde_json::from_str(include_str!("../../schema/report.schema.json")).unwrap();
+        let mut found = None;
+        find_verdict_enum(&schema, &mut found);
+        let listed: Vec<&str> = found
+            .expect("report.schema.json lists the verdicts")
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        let names: Vec<&str> = Verdict::ALL.iter().map(|v| v.name()).collect();
+        assert_eq!(listed, names);
+    }
+
+    /// The `enum` under a `verdict` property, wherever it is.
+    fn find_verdict_enum<'a>(
+        v: &'a serde_json::Value,
+        found: &mut Option<&'a Vec<serde_json::Value>>,
+    ) {
+        match v {
+            serde_json::Value::Object(map) => {
+                if let Some(list) = map
+                    .get("verdict")
+                    .and_then(|p| p.get("enum"))
+                    .and_then(|e| e.as_array())
+                {
+                    *found = Some(list);
+                }
+                map.values().for_each(|x| find_verdict_enum(x, found));
+            }
+            serde_json::Value::Array(items) => {
+                items.iter().for_each(|x| find_verdict_enum(x, found))
+            }
+            _ => {}
         }
     }
 }

@@ -12,19 +12,18 @@
 //! and-respawn loop shows as new pids).
 
 use std::collections::BTreeSet;
-use std::io::Read;
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::bounded::{self, Bound, Ending};
 use crate::http;
 use crate::limits::Limits;
 use crate::probe::pair_ratio::PairRatioRun;
-use crate::process::GroupGuard;
 
 /// What `/runtime` says about one worker.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, JsonSchema)]
@@ -71,50 +70,38 @@ impl Census {
 /// How long the fork control may take.
 const FORK_CONTROL_LIMIT: Duration = Duration::from_secs(30);
 
-/// Runs the fork control with `python` in `app_dir`.
-pub fn fork_control(python: &Path, app_dir: &Path) -> Result<ForkControl, String> {
+/// Runs the fork control with `python` in `app_dir`, without holding up
+/// the runtime while it runs.
+pub async fn fork_control(python: &Path, app_dir: &Path) -> Result<ForkControl, String> {
     let mut command = Command::new(python);
-    command
-        .arg("forkcheck.py")
-        .current_dir(app_dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut guard = GroupGuard::spawn(&mut command, Duration::from_millis(200)).map_err(|e| {
-        format!(
-            "cannot run fixtures/bareapp/forkcheck.py with {}: {e}",
-            python.display()
-        )
-    })?;
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = guard.try_exit_status() {
-            break status;
-        }
-        if started.elapsed() >= FORK_CONTROL_LIMIT {
+    command.arg("forkcheck.py").current_dir(app_dir);
+    let finished = bounded::run(command, Bound::new(FORK_CONTROL_LIMIT))
+        .await
+        .map_err(|e| {
+            format!(
+                "cannot run fixtures/bareapp/forkcheck.py with {}: {e}",
+                python.display()
+            )
+        })?;
+    match finished.ending {
+        Ending::TimedOut(_) => {
             return Err(format!(
                 "forkcheck.py did not finish within {} s",
                 FORK_CONTROL_LIMIT.as_secs()
-            ));
+            ))
         }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    let child = guard.child_mut();
-    let mut stdout = Vec::new();
-    let mut stderr = String::new();
-    if let Some(mut out) = child.stdout.take() {
-        let _ = out.read_to_end(&mut stdout);
+        Ending::Exited(status) if !status.success() => {
+            return Err(format!(
+                "forkcheck.py failed ({status}): {}",
+                finished.stderr_text().trim()
+            ))
+        }
+        Ending::Exited(_) => {}
     }
-    if let Some(mut err) = child.stderr.take() {
-        let _ = err.read_to_string(&mut stderr);
-    }
-    if !status.success() {
-        return Err(format!("forkcheck.py failed ({status}): {}", stderr.trim()));
-    }
-    serde_json::from_slice(&stdout).map_err(|e| {
+    serde_json::from_slice(&finished.stdout).map_err(|e| {
         format!(
             "forkcheck.py printed something else ({e}): {}",
-            String::from_utf8_lossy(&stdout)
+            finished.stdout_text()
         )
     })
 }
@@ -150,4 +137,40 @@ pub struct CensusRun {
     pub after: Census,
     /// The cross-process pair ratio, where the row asks for one.
     pub pair_ratio: Option<PairRatioRun>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bareapp() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/bareapp")
+    }
+
+    #[tokio::test]
+    async fn the_fork_control_reads_the_parent_alive_and_the_forked_child_dead() {
+        let fc = fork_control(Path::new("python3"), &bareapp())
+            .await
+            .unwrap();
+        assert!(fc.parent.alive, "{fc:?}");
+        assert!(!fc.child.alive, "{fc:?}");
+        assert_ne!(fc.parent.pid, fc.child.pid);
+    }
+
+    #[tokio::test]
+    async fn a_fork_control_that_cannot_run_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = fork_control(Path::new("python3"), dir.path())
+            .await
+            .unwrap_err();
+        assert!(e.starts_with("forkcheck.py failed (exit status: 2)"), "{e}");
+        assert!(e.contains("forkcheck.py"), "{e}");
+        let e = fork_control(Path::new("/nonexistent/python"), &bareapp())
+            .await
+            .unwrap_err();
+        assert!(
+            e.starts_with("cannot run fixtures/bareapp/forkcheck.py"),
+            "{e}"
+        );
+    }
 }

@@ -125,7 +125,7 @@ impl Probe for WorkerCensus {
 
     async fn measure(plan: &CensusPlan, ctx: &mut ProbeCtx<'_>) -> Result<CensusRun, Stop> {
         let target = ctx.server(ctx.row_server).await?;
-        let fork_control = measure::fork_control(&ctx.python.python, &ctx.project.app_dir());
+        let fork_control = measure::fork_control(&ctx.python.python, &ctx.project.app_dir()).await;
         let before =
             measure::census(target.addr, &plan.runtime_path, plan.requests, ctx.limits).await;
         let pair_ratio = match &plan.pair_ratio {
