@@ -587,3 +587,35 @@ fn reply_to_a_request_never_sent() {
         "the reason does not name the unsolicited reply: {reason}"
     );
 }
+
+#[test]
+fn reply_text_reaches_every_report_clipped_and_whole() {
+    // The cut-character reply's quote flows into the JUnit, Markdown and
+    // JSON reports: each must be written, parse, and carry the characters
+    // whole (the clip backs off to a boundary; the cut one is not quoted).
+    let f = Fault::new("cut-char", &[], 5000);
+    let junit = f.dir.path().join("junit.xml");
+    let markdown = f.dir.path().join("summary.md");
+    let out = f.gate_args(&[
+        "--junit",
+        junit.to_str().unwrap(),
+        "--markdown",
+        markdown.to_str().unwrap(),
+    ]);
+    out.assert_cannot_judge(&["HTTP 500", "€€€", "… (899 bytes)"]);
+    out.assert_nothing_left();
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let error = doc
+        .descendants()
+        .find(|n| n.has_tag_name("error"))
+        .expect("cannot judge is a JUnit <error>");
+    let message = error.attribute("message").unwrap_or("");
+    assert!(
+        message.contains("€€€") && message.contains("… (899 bytes)"),
+        "{message}"
+    );
+    assert!(!message.contains('\u{fffd}'), "{message}");
+    let md = std::fs::read_to_string(&markdown).unwrap();
+    assert!(md.contains("cannot judge"), "{md}");
+}
