@@ -11,16 +11,7 @@ fn e19_passes_with_two_threads() {
     let run = gate_json(&["E19"]);
     assert_eq!(run.verdict(), "pass", "{}", run.result()["reason"]);
     assert_eq!(run.code, 0);
-    assert!(
-        run.ratio("under_test") <= 1.35,
-        "releasing {}",
-        run.ratio("under_test")
-    );
-    assert!(
-        run.ratio("control") >= 1.7,
-        "holding {}",
-        run.ratio("control")
-    );
+    common::JsonRun::assert_pair_figures(&run.result()["figures"], true);
     // The pair really used two connections and two server threads.
     let r = run.result();
     let ports = r["run"]["connection_ports"].as_array().unwrap();
@@ -40,16 +31,14 @@ fn e19_fails_with_one_thread() {
     let run = gate_json(&[row.to_str().unwrap()]);
     assert_eq!(run.verdict(), "fail", "{}", run.result()["reason"]);
     assert_eq!(run.code, 1);
-    // One thread serialises even the releasing view: about 2.0x.
+    // One thread serialises even the releasing view: about 2.0x, or one
+    // thread runnable at a time by the scheduler witness.
+    common::JsonRun::assert_pair_figures(&run.result()["figures"], false);
+    let reason = run.reason();
     assert!(
-        run.ratio("under_test") >= 1.7,
-        "releasing {}",
-        run.ratio("under_test")
+        reason.contains("releasing read") || reason.contains("releasing P "),
+        "{reason}"
     );
-    assert!(run.result()["reason"]
-        .as_str()
-        .unwrap()
-        .contains("releasing read"));
     run.assert_no_survivors();
 }
 
@@ -101,8 +90,13 @@ fn deadline_work_cannot_judge_instead_of_passing() {
     assert_eq!(run.verdict(), "cannot-judge", "{}", run.result()["reason"]);
     assert_eq!(run.code, 2);
     assert!(run.ratio("under_test") < 1.3 && run.ratio("control") < 1.3);
+    // No verdict rests on work the runner cannot verify; where the machine
+    // let the wall ratios be read, the control did not separate either.
     let reason = run.result()["reason"].as_str().unwrap();
-    assert!(reason.contains("control did not separate"), "{reason}");
+    assert!(
+        reason.contains("cannot verify") || reason.contains("control did not separate"),
+        "{reason}"
+    );
     let warnings = run.result()["warnings"].to_string();
     assert!(warnings.contains("unverified-work"), "{warnings}");
     run.assert_no_survivors();

@@ -315,12 +315,16 @@ mod tests {
     ) {
         match v {
             serde_json::Value::Object(map) => {
-                if let Some(list) = map
-                    .get("verdict")
-                    .and_then(|p| p.get("enum"))
-                    .and_then(|e| e.as_array())
-                {
-                    *found = Some(list);
+                // Inline under a `verdict` property, or the `Verdict`
+                // definition the properties refer to.
+                for key in ["verdict", "Verdict"] {
+                    if let Some(list) = map
+                        .get(key)
+                        .and_then(|p| p.get("enum"))
+                        .and_then(|e| e.as_array())
+                    {
+                        *found = Some(list);
+                    }
                 }
                 map.values().for_each(|x| find_verdict_enum(x, found));
             }

@@ -69,6 +69,32 @@ impl JsonRun {
         self.result()["figures"][which]["ratio"].as_f64().unwrap()
     }
 
+    /// Asserts that the figures that decided a pair-ratio verdict (`f` is
+    /// its figures) say the mode under test ran in parallel (`parallel`) or
+    /// serialised, against the control: the wall ratios when the wall gap
+    /// decided, the scheduler witness's parallelism when the machine had no
+    /// free core and the witness decided alone.
+    pub fn assert_pair_figures(f: &Value, parallel: bool) {
+        if f["witness"] == "decides" {
+            let p = |m: &str, k: &str| f[m]["witness"][k]["median"].as_f64().unwrap();
+            assert!(p("control", "parallelism") <= 1.6, "{f}");
+            if parallel {
+                assert!(p("under_test", "parallelism") >= 1.75, "{f}");
+                assert!(p("under_test", "unconvoyed") >= 1.75, "{f}");
+            } else {
+                assert!(p("under_test", "unconvoyed") <= 1.4, "{f}");
+            }
+        } else {
+            let r = |m: &str| f[m]["ratio"].as_f64().unwrap();
+            assert!(r("control") >= 1.7, "{f}");
+            if parallel {
+                assert!(r("under_test") <= 1.35, "{f}");
+            } else {
+                assert!(r("under_test") >= 1.35, "{f}");
+            }
+        }
+    }
+
     pub fn reason(&self) -> &str {
         self.result()["reason"].as_str().unwrap()
     }

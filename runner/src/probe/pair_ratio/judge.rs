@@ -572,6 +572,20 @@ fn assess(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Judged<Pa
                 format!("{reason}; the scheduler witness agrees ({witness_said})"),
             )
         }
+        ((Verdict::Fail, reason), Some(true), None) if k < plan.fail_needs(trials) => {
+            // A wall fail on fewer trials with a free core than a fail needs
+            // is no verdict yet (noise can fake a fail); the witness, which
+            // noise cannot push toward a pass, decides.
+            figures.witness = WitnessRole::Decides;
+            (
+                Verdict::Pass,
+                format!(
+                    "pass by the scheduler witness ({witness_said}); the wall gap's fail ({reason}) rests on {k} \
+                     trials with a free core, fewer than the {} a fail needs",
+                    plan.fail_needs(trials)
+                ),
+            )
+        }
         ((v, reason), Some(_), None) => {
             figures.witness = WitnessRole::Disagrees;
             (
@@ -938,5 +952,26 @@ mod tests {
         );
         let f = j.figures.unwrap();
         assert_eq!(f.witness, WitnessRole::Unavailable);
+    }
+
+    #[test]
+    fn an_unconfirmed_wall_fail_gives_way_to_a_witness_pass() {
+        let p = witnessed_plan();
+        // Five trials with a free core read a fail (noise on the releasing
+        // pairs); a fail needs ten. The witness saw both threads runnable.
+        let r = witnessed(&p, (1.98, 2.01, 1.03), parallel, serialised, 5);
+        let j = judge(&p, BUDGET, &r).concluded();
+        assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
+        assert!(
+            j.reason.contains("fewer than the 10 a fail needs"),
+            "{}",
+            j.reason
+        );
+        // Twin: the same wall fail confirmed over ten trials is a
+        // disagreement, never a pass.
+        let r = witnessed(&p, (1.98, 2.01, 1.03), parallel, serialised, 10);
+        let (v, reason) = verdict(&p, &r);
+        assert_eq!(v, Verdict::CannotJudge);
+        assert!(reason.contains("disagree"), "{reason}");
     }
 }
