@@ -490,7 +490,10 @@ fn assess(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Judged<Pa
             let witness = match &figures.witness_note {
                 Some(note) => format!("; {note}"),
                 None => format!(
-                    "; the scheduler witness did not separate the modes either ({witness_said})"
+                    "; the scheduler witness could not decide either ({witness_said}; a pass needs the mode under \
+                     test on its bound by both figures and the control on its own, a fail an unconvoyed figure at \
+                     most {})",
+                    plan.serialised_at_most.map_or("(unset)".to_string(), |v| format!("{v:.2}"))
                 ),
             };
             let reason = format!(
