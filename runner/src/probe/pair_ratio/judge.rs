@@ -335,7 +335,14 @@ fn unsettled(
 pub fn judge(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Judged<PairRatioFigures> {
     let mut j = assess(plan, trials, run);
     j.headline = j.figures.as_ref().map_or(String::new(), |f| {
-        format!("{:.2}x/{:.2}x", f.under_test.ratio, f.control.ratio)
+        let wall = format!("{:.2}x/{:.2}x", f.under_test.ratio, f.control.ratio);
+        match (&f.under_test.witness, &f.control.witness) {
+            (Some(u), Some(c)) => format!(
+                "{wall} P {:.2}/{:.2}",
+                u.parallelism.median, c.parallelism.median
+            ),
+            _ => wall,
+        }
     });
     j.unsettled = match (&run.broken, &j.figures) {
         (Some(_), _) => None,

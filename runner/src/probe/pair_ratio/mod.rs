@@ -98,7 +98,9 @@ impl Probe for PairRatio {
 
     const LEGEND: &'static str =
         "pair-ratio cells: ratio of the mode under test / ratio of the control \
-         (two requests at once against one alone; about 1.0x is parallel, 2.0x serial)";
+         (two requests at once against one alone; about 1.0x is parallel, 2.0x serial), then on Linux \
+         the scheduler witness's P for each (the serving threads' runnable time over the pair; about 2 \
+         parallel, 1 serial)";
 
     fn validate(
         block: &PairRatioFile,
