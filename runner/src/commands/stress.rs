@@ -126,10 +126,16 @@ fn figures_of(result: &GateResult) -> BTreeMap<String, f64> {
                     .and_then(Value::as_str)
                     .unwrap_or(key.as_str());
                 out.insert(format!("{name} ratio"), ratio);
+                if let Some(p) = value
+                    .pointer("/witness/parallelism/median")
+                    .and_then(Value::as_f64)
+                {
+                    out.insert(format!("{name} P"), p);
+                }
             }
         }
     }
-    if let Some(x) = v.pointer("/server/ready_ms").and_then(Value::as_f64) {
+    if let Some(x) = v.pointer("/servers/0/ready_ms").and_then(Value::as_f64) {
         out.insert("ready ms".into(), x);
     }
     if let Some(x) = v.get("elapsed_ms").and_then(Value::as_f64) {
