@@ -10,6 +10,7 @@ pub mod exit;
 pub mod export;
 pub mod fingerprint;
 pub mod gate;
+pub mod gil;
 pub mod http;
 pub mod logdrain;
 pub mod logtail;
