@@ -38,6 +38,18 @@ struct JsonOut<'a> {
 
 /// The block the flags describe, as a row would write it.
 fn block(args: &GilProbeArgs) -> Result<GilBlock, String> {
+    match (&args.call, &args.setup) {
+        (None, None) => return Err(
+            "give the call as MODULE:FUNCTION (time:sleep --arg 0.005), or --setup MODULE:FUNCTION"
+                .into(),
+        ),
+        (Some(c), Some(s)) => {
+            return Err(format!(
+                "{c} and --setup {s}: give one; the setup returns the callable and its args"
+            ))
+        }
+        _ => {}
+    }
     let expect = match args.expect.as_deref() {
         None => None,
         Some(s) => {

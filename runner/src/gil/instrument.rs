@@ -47,7 +47,7 @@ impl GilLimits {
     pub fn for_plan(plan: &GilPlan) -> Self {
         let arms = 5; // the call, three controls, and the fallback's baseline
         let per_round_ms = u64::from(plan.round_ms) + 1_000;
-        let rounds_ms = u64::from(plan.rounds) * arms * per_round_ms * 3;
+        let rounds_ms = u64::from(plan.max_rounds()) * arms * per_round_ms * 3;
         let scale_ms = plan.scale.iter().map(|n| u64::from(*n)).sum::<u64>() * 60_000;
         Self {
             timeout: Self::SETUP_ALLOWANCE + Duration::from_millis(rounds_ms + scale_ms),
@@ -186,6 +186,9 @@ pub struct InstrumentReport {
     /// `repr` of the call's first return value (truncated).
     #[serde(default)]
     pub result_sample: Option<String>,
+    /// Rounds run per arm: the planned ones plus any extra.
+    #[serde(default)]
+    pub rounds_run: Option<u32>,
     #[serde(default)]
     pub rounds_figures: Vec<RoundFigure>,
     #[serde(default)]
@@ -449,6 +452,81 @@ mod tests {
         // The last non-empty line is the document; noise before it is not.
         let ok = parse(b"noise\n{\"instrument\": null}\n\n", None);
         assert!(matches!(ok, RunOutcome::Report { .. }), "{ok:?}");
+    }
+
+    /// Pids whose command line holds `needle`.
+    fn processes_with(needle: &str) -> Vec<i32> {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .map(|c| String::from_utf8_lossy(&c).contains(needle))
+                    .unwrap_or(false)
+            })
+            .collect()
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_call_that_never_returns_is_stopped_at_the_limit() {
+        use super::super::plan::PyLiteral;
+        // A marker no other process has, to find survivors by.
+        let marker = "1000.0123456";
+        let plan = super::super::GilBlock {
+            call: Some("time:sleep".into()),
+            args: vec![PyLiteral::Source(marker.into())],
+            ..Default::default()
+        }
+        .validate()
+        .unwrap();
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let limits = GilLimits {
+            timeout: Duration::from_millis(1500),
+            grace: Duration::from_millis(200),
+        };
+        let started = Instant::now();
+        let run = measure(Path::new("python3"), &fixture_dir(root), &plan, limits).await;
+        assert_eq!(run.outcome, RunOutcome::Timeout { limit_ms: 1500 });
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert_eq!(processes_with(marker), Vec::<i32>::new(), "survivors");
+    }
+
+    #[tokio::test]
+    async fn a_missing_interpreter_or_script_cannot_start() {
+        let plan = super::super::GilBlock {
+            call: Some("time:sleep".into()),
+            ..Default::default()
+        }
+        .validate()
+        .unwrap();
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let limits = GilLimits::for_plan(&plan);
+        let run = measure(
+            Path::new("/nonexistent/python"),
+            &fixture_dir(root),
+            &plan,
+            limits,
+        )
+        .await;
+        assert!(
+            matches!(&run.outcome, RunOutcome::CannotStart { problem } if problem.contains("--python")),
+            "{run:?}"
+        );
+        let run = measure(
+            Path::new("python3"),
+            Path::new("/nonexistent"),
+            &plan,
+            limits,
+        )
+        .await;
+        assert!(
+            matches!(run.outcome, RunOutcome::CannotStart { .. }),
+            "{run:?}"
+        );
     }
 
     #[test]

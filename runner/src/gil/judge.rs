@@ -106,7 +106,10 @@ pub struct GilFigures {
     pub target: String,
     pub instrument: Instrument,
     pub instrument_note: String,
+    /// Rounds planned per arm.
     pub rounds: u32,
+    /// Rounds run per arm: more than planned when some had no reading.
+    pub rounds_run: u32,
     pub round_ms: u32,
     pub call: ArmFigures,
     pub controls: ControlFigures,
@@ -232,7 +235,7 @@ fn decide(plan: &GilPlan, mut figures: GilFigures) -> GilJudgement {
              queue to read (needs {needed}); the machine had no core to spare, run it on a \
              quieter one",
             short.rounds.len(),
-            figures.rounds,
+            figures.rounds_run,
             short.arm
         );
         return cannot(
@@ -264,7 +267,7 @@ fn decide(plan: &GilPlan, mut figures: GilFigures) -> GilJudgement {
         .filter(|(_, ok, _)| !ok)
         .map(|(arm, _, bound)| {
             format!(
-                "{} read {reading} {:.2}, designed {bound}",
+                "{} read {reading} {:.3}, designed {bound}",
                 arm.arm, arm.reading.median
             )
         })
@@ -295,7 +298,7 @@ fn decide(plan: &GilPlan, mut figures: GilFigures) -> GilJudgement {
         Expect::Holds
     } else {
         let reason = format!(
-            "the call reads {reading} {value:.2}, between releases (<= {:.2}) and holds (>= {:.2}): \
+            "the call reads {reading} {value:.3}, between releases (<= {:.2}) and holds (>= {:.2}): \
              it may release for part of each call; {controls_line} read as designed",
             b.releases_at_most, b.holds_at_least
         );
@@ -355,7 +358,7 @@ fn decide(plan: &GilPlan, mut figures: GilFigures) -> GilJudgement {
     let confidence = format!(
         "{side} of {} rounds {bound} alone, median margin {margin:+.2}; controls as designed in \
          {control_rounds}; {}",
-        figures.rounds,
+        figures.rounds_run,
         match figures.instrument {
             Instrument::Schedstat => "kernel accounting (schedstat)".to_string(),
             Instrument::Iterations =>
@@ -387,7 +390,7 @@ fn control_agreement(f: &GilFigures, b: GilBounds) -> String {
         count(&c.releases, &|r| r <= b.control_releases_at_most),
         count(&c.holds_half, &|r| r >= b.control_half_at_least),
         count(&c.holds_all, &|r| r >= b.control_all_at_least),
-        f.rounds
+        f.rounds_run
     )
 }
 
@@ -446,13 +449,11 @@ fn error_reason(
             "cannot import the call ({raised}): is it installed in {python}? --python picks the \
              interpreter"
         ),
-        "import" => format!("cannot find the call ({raised})"),
+        "import" => format!("cannot find {} ({raised})", target_name(plan)),
         "args" => format!("bad arguments: {}", e.message),
         "setup" => format!(
             "the setup {} raised {raised}; a setup that fails cannot be measured",
-            match &plan.target {
-                super::plan::Target::Setup(s) | super::plan::Target::Call(s) => s,
-            }
+            target_name(plan)
         ),
         "call" => format!(
             "the call raised {raised}; a call that raises cannot be measured (check its --arg \
@@ -465,6 +466,13 @@ fn error_reason(
         ),
         "scale" => format!("the --scale table failed: {raised}"),
         _ => format!("the probe failed: {raised}"),
+    }
+}
+
+/// The `module:function` the plan names (the call, or its setup).
+fn target_name(plan: &GilPlan) -> &str {
+    match &plan.target {
+        super::plan::Target::Setup(s) | super::plan::Target::Call(s) => s,
     }
 }
 
@@ -567,6 +575,7 @@ pub fn figures(plan: &GilPlan, report: &InstrumentReport) -> Result<GilFigures, 
         instrument,
         instrument_note: report.instrument_note.clone().unwrap_or_default(),
         rounds: plan.rounds,
+        rounds_run: report.rounds_run.unwrap_or(plan.rounds).max(plan.rounds),
         round_ms: plan.round_ms,
         call,
         controls,
@@ -680,6 +689,7 @@ mod tests {
             arms: vec![],
             timer_overhead_ns: Some(60.0),
             result_sample: None,
+            rounds_run: Some(5),
             rounds_figures: rounds,
             scale: None,
             error: None,
@@ -709,7 +719,7 @@ mod tests {
         assert_eq!(j.figures.as_ref().unwrap().answer, Some(Expect::Releases));
         assert_eq!(j.headline, "blocked 0.01 vs controls 0.00/0.48/0.83");
         assert!(
-            j.confidence.starts_with("5 of 5 rounds <= 0.15"),
+            j.confidence.starts_with("5 of 5 rounds <= 0.20"),
             "{}",
             j.confidence
         );

@@ -58,10 +58,18 @@ pub fn render(f: &GilFigures) -> String {
             format!("{bound} {}", if ok { "ok" } else { "NOT AS DESIGNED" }),
         );
     }
+    let extra = if f.rounds_run > f.rounds {
+        format!(
+            " ({} more than planned: some had no reading)",
+            f.rounds_run - f.rounds
+        )
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "  ({} rounds of {} ms per arm, interleaved; {}; controls: {}, {}, {})",
-        f.rounds,
+        "  ({} rounds{extra} of {} ms per arm, interleaved; {}; controls: {}, {}, {})",
+        f.rounds_run,
         f.round_ms,
         f.instrument_note,
         c.releases.description,
