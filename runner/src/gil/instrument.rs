@@ -195,6 +195,11 @@ pub struct InstrumentReport {
     pub scale: Option<ScaleReport>,
     #[serde(default)]
     pub error: Option<ProbeErrorInfo>,
+    /// Time in the setup (or resolving the call), and in the rounds.
+    #[serde(default)]
+    pub setup_s: Option<f64>,
+    #[serde(default)]
+    pub rounds_s: Option<f64>,
     #[serde(default)]
     pub elapsed_s: Option<f64>,
 }

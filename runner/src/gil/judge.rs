@@ -691,6 +691,8 @@ mod tests {
             result_sample: None,
             rounds_run: Some(5),
             rounds_figures: rounds,
+            setup_s: None,
+            rounds_s: None,
             scale: None,
             error: None,
             elapsed_s: Some(1.5),
