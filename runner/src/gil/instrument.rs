@@ -130,6 +130,10 @@ pub struct RoundFigure {
     /// 1 - the spinner's iteration rate over the baseline round's rate.
     /// Iterations only.
     pub loss: Option<f64>,
+    /// False when a boundary sample caught the spinner queued for a core
+    /// (its wait not yet in schedstat): such a round has no reading.
+    #[serde(default)]
+    pub settled: Option<bool>,
 }
 
 /// Something the instrument reports instead of figures.

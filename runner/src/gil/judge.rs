@@ -231,9 +231,9 @@ fn decide(plan: &GilPlan, mut figures: GilFigures) -> GilJudgement {
     ];
     if let Some(short) = arms.iter().find(|a| a.rounds.len() < needed) {
         let reason = format!(
-            "no free core: only {} of {} rounds of {} left the spinner enough time off the run \
-             queue to read (needs {needed}); the machine had no core to spare, run it on a \
-             quieter one",
+            "no free core: only {} of {} rounds of {} had a reading (needs {needed}): the \
+             spinner hardly left the run queue, or was still queued for a core at a round's \
+             edge; the machine had no core to spare, run it on a quieter one",
             short.rounds.len(),
             figures.rounds_run,
             short.arm
@@ -662,6 +662,7 @@ mod tests {
             runqueue: Some(0.02),
             oncpu: Some(1.0 - blocked),
             loss: None,
+            settled: Some(true),
         }
     }
 

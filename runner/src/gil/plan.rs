@@ -160,8 +160,10 @@ pub struct GilBounds {
     /// The worker must be inside the call at least this share of a round,
     /// or the reading is about the loop around the call.
     pub busy_at_least: f64,
-    /// The spinner may wait for a core at most this share of a round (its
-    /// median over every arm); beyond it there is no time left to read.
+    /// A round in which the spinner waited for a core longer than this
+    /// share has no reading (the instrument marks it), and the median over
+    /// every round must stay under it too: beyond it too little is left to
+    /// read the lock from.
     pub runqueue_at_most: f64,
 }
 
@@ -173,7 +175,7 @@ impl GilBounds {
         control_half_at_least: 0.25,
         control_all_at_least: 0.55,
         busy_at_least: 0.80,
-        runqueue_at_most: 0.85,
+        runqueue_at_most: 0.70,
     };
 }
 
@@ -254,6 +256,7 @@ impl GilPlan {
         argv.push(format!("--rounds={}", self.rounds));
         argv.push(format!("--max-rounds={}", self.max_rounds()));
         argv.push(format!("--round-ms={}", self.round_ms));
+        argv.push(format!("--max-runqueue={}", self.bounds.runqueue_at_most));
         argv.push(format!("--instrument={}", self.instrument.name()));
         if !self.scale.is_empty() {
             let counts: Vec<String> = self.scale.iter().map(u32::to_string).collect();

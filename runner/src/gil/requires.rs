@@ -102,6 +102,19 @@ pub fn install_command(python: &Path, requires: &[Requirement]) -> String {
     format!("{} -m pip install {}", python.display(), pins.join(" "))
 }
 
+/// Why a probe cannot run here, for a not-applicable verdict: what is
+/// missing and the command that installs it.
+pub fn missing_reason(python: &Path, missing: &[Missing]) -> String {
+    let what: Vec<String> = missing.iter().map(Missing::to_string).collect();
+    let pins: Vec<Requirement> = missing.iter().map(|m| m.requirement.clone()).collect();
+    format!(
+        "needs {} in {}; install with: {}",
+        what.join(", "),
+        python.display(),
+        install_command(python, &pins)
+    )
+}
+
 /// Installs `requires` into `python` with pip, appending its output to `log`.
 /// Only for the runner's own venv, and only when asked.
 pub fn install(python: &Path, requires: &[Requirement], log: &Path) -> Result<(), String> {
@@ -202,5 +215,16 @@ mod tests {
         assert!(got[1].installed.is_some());
         assert!(install_command(python, &[absent])
             .ends_with("pip install surely-not-installed-gilprobe==1.0"));
+        let reason = missing_reason(python, &got);
+        assert!(
+            reason.starts_with(
+                "needs surely-not-installed-gilprobe==1.0 (not installed), pip==0.0.1 (installed: "
+            ),
+            "{reason}"
+        );
+        assert!(
+            reason.ends_with("-m pip install surely-not-installed-gilprobe==1.0 pip==0.0.1"),
+            "{reason}"
+        );
     }
 }
