@@ -83,7 +83,7 @@ pub struct ScaleLine {
     pub workers: u32,
     pub threads_calls_per_s: Option<MedianRange>,
     pub processes_calls_per_s: Option<MedianRange>,
-    /// Median calls/s over one thread's median.
+    /// Median over reps of calls/s over the same rep's one thread.
     pub threads_x: Option<f64>,
     pub processes_x: Option<f64>,
 }
@@ -599,26 +599,34 @@ pub fn scale_figures(s: &ScaleReport) -> ScaleFigures {
             .collect();
         MedianRange::of(&vals)
     };
-    let one = s
+    // One thread's calls/s in each rep: the reference for that rep.
+    let one: Vec<Option<f64>> = s
         .rows
         .iter()
         .find(|r| r.workers == 1)
-        .and_then(|r| spread(&r.threads_calls_per_s))
-        .map(|m| m.median)
-        .filter(|m| *m > 0.0);
+        .map(|r| r.threads_calls_per_s.clone())
+        .unwrap_or_default();
+    // The median over reps of each rep's rate over that rep's one thread.
+    let multiple = |rates: &[Option<f64>]| {
+        let ratios: Vec<f64> = rates
+            .iter()
+            .zip(&one)
+            .filter_map(|(r, o)| match (r, o) {
+                (Some(r), Some(o)) if *o > 0.0 && r.is_finite() && o.is_finite() => Some(r / o),
+                _ => None,
+            })
+            .collect();
+        median(&ratios)
+    };
     let lines = s
         .rows
         .iter()
-        .map(|r| {
-            let threads = spread(&r.threads_calls_per_s);
-            let processes = spread(&r.processes_calls_per_s);
-            ScaleLine {
-                workers: r.workers,
-                threads_x: one.zip(threads).map(|(o, t)| t.median / o),
-                processes_x: one.zip(processes).map(|(o, p)| p.median / o),
-                threads_calls_per_s: threads,
-                processes_calls_per_s: processes,
-            }
+        .map(|r| ScaleLine {
+            workers: r.workers,
+            threads_x: multiple(&r.threads_calls_per_s),
+            processes_x: multiple(&r.processes_calls_per_s),
+            threads_calls_per_s: spread(&r.threads_calls_per_s),
+            processes_calls_per_s: spread(&r.processes_calls_per_s),
         })
         .collect();
     ScaleFigures {
@@ -927,7 +935,7 @@ mod tests {
                 },
                 ScaleRow {
                     workers: 2,
-                    threads_calls_per_s: vec![Some(950.0); 3],
+                    threads_calls_per_s: vec![Some(950.0), Some(1045.0), Some(855.0)],
                     processes_calls_per_s: vec![Some(1800.0), None, Some(1800.0)],
                     threads_median: None,
                     processes_median: None,
@@ -935,7 +943,10 @@ mod tests {
             ],
         };
         let f = scale_figures(&s);
-        assert_eq!(f.lines[1].threads_x, Some(0.95));
-        assert_eq!(f.lines[1].processes_x, Some(1.8));
+        // Each rep against its own one-thread figure: 0.95 in every rep.
+        assert!((f.lines[1].threads_x.unwrap() - 0.95).abs() < 1e-9);
+        // 1800/1000 and 1800/900; the rep without a figure is left out.
+        assert!((f.lines[1].processes_x.unwrap() - 1.9).abs() < 1e-9);
+        assert_eq!(f.lines[0].threads_x, Some(1.0));
     }
 }

@@ -134,7 +134,7 @@ pub fn render_scale(s: &ScaleFigures) -> String {
     let _ = writeln!(
         out,
         "  ({} calls per worker, {:.1} µs per call alone; medians of {} interleaved reps; \
-         processes started with spawn; vs 1t = over one thread's calls/s)",
+         processes started with spawn; vs 1t = over one thread's calls/s in the same rep)",
         s.calls_per_worker, s.single_call_us, s.reps
     );
     out
