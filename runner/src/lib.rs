@@ -11,6 +11,7 @@ pub mod exit;
 pub mod export;
 pub mod fingerprint;
 pub mod gate;
+pub mod gil;
 pub mod http;
 pub mod limits;
 pub mod logdrain;

@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod gate;
+pub mod gil_probe;
 pub mod list;
 pub mod matrix;
 pub mod prepare;

@@ -1,0 +1,209 @@
+//! `runner gil-probe MODULE:FUNCTION [--arg LITERAL]... [--setup M:F]
+//! [--expect releases|holds] [--scale 1,2,4] [--json]`: the GIL probe, ad
+//! hoc, for a maintainer at a terminal.
+//!
+//! It runs in the interpreter given with `--python` (default: the runner's
+//! `.gates/venv`), because the question is about the user's build of their
+//! library. Exit 0 with "releases" or "holds" and the figures; 2 when it
+//! cannot judge (the message says why); with `--expect`, 1 on the other
+//! answer. It takes the machine's measuring turn like any gate, so two
+//! probes never read each other as load.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use runner::cli::GilProbeArgs;
+use runner::exit::Outcome;
+use runner::gil::{self, Expect, GilBlock, GilFigures, GilJudgement, GilRun, InstrumentChoice};
+use runner::machine_lock::MachineLock;
+use runner::project::Project;
+use runner::verdict::Verdict;
+use runner::{pyenv, signals};
+
+use super::{unusable, Finish};
+
+/// The `--json` document.
+#[derive(Serialize)]
+struct JsonOut<'a> {
+    verdict: Verdict,
+    answer: Option<Expect>,
+    reason: &'a str,
+    confidence: &'a str,
+    headline: &'a str,
+    figures: Option<&'a GilFigures>,
+    run: &'a GilRun,
+}
+
+/// The block the flags describe, as a row would write it.
+fn block(args: &GilProbeArgs) -> Result<GilBlock, String> {
+    match (&args.call, &args.setup) {
+        (None, None) => return Err(
+            "give the call as MODULE:FUNCTION (time:sleep --arg 0.005), or --setup MODULE:FUNCTION"
+                .into(),
+        ),
+        (Some(c), Some(s)) => {
+            return Err(format!(
+                "{c} and --setup {s}: give one; the setup returns the callable and its args"
+            ))
+        }
+        _ => {}
+    }
+    let expect = match args.expect.as_deref() {
+        None => None,
+        Some(s) => {
+            Some(Expect::parse(s).ok_or_else(|| format!("--expect {s}: use releases or holds"))?)
+        }
+    };
+    let instrument = match args.instrument.as_str() {
+        "auto" => InstrumentChoice::Auto,
+        "schedstat" => InstrumentChoice::Schedstat,
+        "iterations" => InstrumentChoice::Iterations,
+        other => {
+            return Err(format!(
+                "--instrument {other}: use auto, schedstat or iterations"
+            ))
+        }
+    };
+    Ok(GilBlock {
+        call: args.call.clone(),
+        setup: args.setup.clone(),
+        args: args
+            .args
+            .iter()
+            .map(|a| gil::plan::PyLiteral::Source(a.clone()))
+            .collect(),
+        expect,
+        round_ms: args.round_ms,
+        rounds: args.rounds,
+        instrument: Some(instrument),
+        scale: args.scale.clone(),
+        ..Default::default()
+    })
+}
+
+pub async fn run(project: &Project, python: Option<&Path>, args: &GilProbeArgs) -> Finish {
+    let plan = match block(args).and_then(|b| {
+        b.validate()
+            .map_err(|e| format!("{}: {}", plan_flag(e.key), e.message))
+    }) {
+        Ok(p) => p,
+        Err(e) => return unusable(&e),
+    };
+    let env = match pyenv::prepare(project, python, &mut |p| {
+        if let pyenv::EnvProgress::Installing { venv, reason, .. } = p {
+            eprintln!(
+                "preparing the Python environment ({reason}): {} (pass --python to use your own interpreter)",
+                venv.display()
+            );
+        }
+    }) {
+        Ok(env) => env,
+        Err(e) => return unusable(&e.to_string()),
+    };
+    let lock_path = project.state_dir().join("measure.lock");
+    let wait = Duration::from_millis(args.machine_wait_ms);
+    let lock = match MachineLock::acquire(&lock_path, wait).await {
+        Ok(Some(lock)) => lock,
+        Ok(None) => {
+            return cannot_judge(&format!(
+                "another gate held {} for {} s; wait for it, or raise --machine-wait-ms",
+                lock_path.display(),
+                wait.as_secs()
+            ))
+        }
+        Err(e) => return cannot_judge(&format!("cannot lock {}: {e}", lock_path.display())),
+    };
+    eprintln!(
+        "gil-probe {} in {}: {} rounds of {} ms per arm",
+        plan.target.describe(),
+        env.python.display(),
+        plan.rounds,
+        plan.round_ms
+    );
+    let limits = gil::GilLimits::for_plan(&plan);
+    let fixtures = gil::fixture_dir(&project.root);
+    let measured = signals::until_signal(gil::measure(&env.python, &fixtures, &plan, limits)).await;
+    drop(lock);
+    let run = match measured {
+        Ok(run) => run,
+        Err(signal) => {
+            eprintln!(
+                "interrupted by {}; the probe's processes were stopped",
+                signals::name(signal)
+            );
+            return Finish {
+                outcome: Outcome::Interrupted { signal },
+                verdicts: Vec::new(),
+            };
+        }
+    };
+    let judgement = gil::judge(&plan, &run);
+    if args.json {
+        let out = JsonOut {
+            verdict: judgement.verdict,
+            answer: judgement.figures.as_ref().and_then(|f| f.answer),
+            reason: &judgement.reason,
+            confidence: &judgement.confidence,
+            headline: &judgement.headline,
+            figures: judgement.figures.as_ref(),
+            run: &run,
+        };
+        match serde_json::to_string_pretty(&out) {
+            Ok(s) => println!("{s}"),
+            Err(e) => return unusable(&format!("cannot write the JSON report: {e}")),
+        }
+    } else {
+        let target = judgement
+            .figures
+            .as_ref()
+            .map_or_else(|| plan.target.describe(), |f| f.target.clone());
+        print!("{}", text(&target, &judgement, &run));
+    }
+    Finish::verdicts(vec![judgement.verdict])
+}
+
+/// The terminal report: a verdict line, the table, the reason, confidence.
+fn text(target: &str, j: &GilJudgement, run: &GilRun) -> String {
+    let answer = j.figures.as_ref().and_then(|f| f.answer);
+    let word = match (j.verdict, answer) {
+        (Verdict::Fail, Some(a)) => format!("FAIL ({})", a.name().to_uppercase()),
+        (_, Some(a)) => a.name().to_uppercase(),
+        _ => "CANNOT JUDGE".to_string(),
+    };
+    let mut out = format!("{word} {target}");
+    if !j.headline.is_empty() {
+        out.push_str(&format!(": {}", j.headline));
+    }
+    out.push('\n');
+    if let Some(f) = &j.figures {
+        out.push_str(&gil::render(f));
+    }
+    out.push_str(&format!("  {}\n", j.reason));
+    out.push_str(&format!(
+        "  confidence: {}; {:.2} s\n",
+        j.confidence,
+        run.elapsed_ms / 1e3
+    ));
+    out
+}
+
+/// The flag that sets a block's key, for messages.
+fn plan_flag(key: &str) -> &'static str {
+    match key {
+        "call" => "MODULE:FUNCTION",
+        "setup" => "--setup",
+        "args" => "--arg",
+        "rounds" => "--rounds",
+        "round_ms" => "--round-ms",
+        "scale" => "--scale",
+        "expect" => "--expect",
+        _ => "the probe's settings",
+    }
+}
+
+fn cannot_judge(message: &str) -> Finish {
+    eprintln!("cannot judge: {message}");
+    Finish::verdicts(vec![Verdict::CannotJudge])
+}

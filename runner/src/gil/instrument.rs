@@ -1,0 +1,555 @@
+//! Running the instrument: `fixtures/gilprobe/gilprobe.py` in the
+//! interpreter the user names, in its own process group, with every wait
+//! bounded, and its one JSON document read back as data.
+//!
+//! The interpreter is the user's (the question is about their build of
+//! their library), so everything it says is untrusted: output is capped, an
+//! unparsable document is a [`RunOutcome::BadOutput`], a crash or a hang is
+//! an outcome too, never a panic. Nothing here decides a verdict; that is
+//! [`super::judge`].
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+use super::plan::GilPlan;
+use crate::process::GroupGuard;
+
+/// The most stdout we keep: the document is a few tens of KiB.
+const STDOUT_CAP: usize = 8 * 1024 * 1024;
+/// The most stderr we keep (its tail): enough for a traceback.
+const STDERR_CAP: usize = 16 * 1024;
+/// How long the interpreter may take to exit once its pipes are closed.
+const EXIT_WAIT: Duration = Duration::from_secs(5);
+
+/// How long the instrument may run, and how it is stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct GilLimits {
+    /// The whole run: interpreter start, setup, rounds, scale.
+    pub timeout: Duration,
+    /// Between SIGTERM and SIGKILL for the instrument's process group.
+    pub grace: Duration,
+}
+
+impl GilLimits {
+    /// A setup may build an index (zimsearch writes a ZIM): this much on
+    /// top of the rounds themselves.
+    pub const SETUP_ALLOWANCE: Duration = Duration::from_secs(120);
+
+    /// Generous bounds for `plan`: the rounds three times over (a loaded
+    /// machine stretches them), each arm's round allowed one long call past
+    /// its end, plus the setup allowance, plus the scale table if asked.
+    pub fn for_plan(plan: &GilPlan) -> Self {
+        let arms = 5; // the call, three controls, and the fallback's baseline
+        let per_round_ms = u64::from(plan.round_ms) + 1_000;
+        let rounds_ms = u64::from(plan.max_rounds()) * arms * per_round_ms * 3;
+        let scale_ms = plan.scale.iter().map(|n| u64::from(*n)).sum::<u64>() * 60_000;
+        Self {
+            timeout: Self::SETUP_ALLOWANCE + Duration::from_millis(rounds_ms + scale_ms),
+            grace: Duration::from_millis(500),
+        }
+    }
+}
+
+/// Which reading the instrument used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Instrument {
+    /// The spinner's blocked share from `/proc/self/task/TID/schedstat`.
+    Schedstat,
+    /// The spinner's lost iterations against interleaved baseline rounds.
+    Iterations,
+}
+
+impl Instrument {
+    /// The reading's name in tables and headlines.
+    pub fn reading(self) -> &'static str {
+        match self {
+            Instrument::Schedstat => "blocked",
+            Instrument::Iterations => "lost",
+        }
+    }
+}
+
+/// The interpreter that ran the probe, as it describes itself.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct PythonFacts {
+    pub version: String,
+    pub implementation: String,
+    pub executable: String,
+    pub platform: String,
+    pub machine: String,
+    /// False on a free-threaded build running without the GIL.
+    pub gil_enabled: Option<bool>,
+    pub switch_interval_s: Option<f64>,
+}
+
+/// The call as the instrument resolved it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct CallFacts {
+    pub call: Option<String>,
+    pub setup: Option<String>,
+    pub args: Vec<String>,
+    /// `repr` of the callable (after setup).
+    pub callable: Option<String>,
+    pub resolved_args: Option<String>,
+}
+
+/// One arm in one round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RoundFigure {
+    pub round: u32,
+    /// `call`, `releases`, `holds-half`, `holds-all` or `baseline`.
+    pub arm: String,
+    /// Where in the round's order this arm ran (the order rotates).
+    pub position: u32,
+    pub wall_s: f64,
+    pub calls: u64,
+    /// Time inside the call over the round, the timer's own cost taken off.
+    pub busy: f64,
+    pub call_us: Option<f64>,
+    pub calls_per_s: f64,
+    pub iterations: u64,
+    pub iterations_per_s: f64,
+    /// The spinner asleep (waiting for the GIL), as a share of the time it
+    /// was not waiting for a core. Schedstat only.
+    pub blocked: Option<f64>,
+    /// The spinner asleep as a share of the whole round.
+    #[serde(default)]
+    pub blocked_of_wall: Option<f64>,
+    /// The spinner on the run queue (waiting for a core), share of the round.
+    pub runqueue: Option<f64>,
+    pub oncpu: Option<f64>,
+    /// 1 - the spinner's iteration rate over the baseline round's rate.
+    /// Iterations only.
+    pub loss: Option<f64>,
+    /// False when a boundary sample caught the spinner queued for a core
+    /// (its wait not yet in schedstat): such a round has no reading.
+    #[serde(default)]
+    pub settled: Option<bool>,
+}
+
+/// Something the instrument reports instead of figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ProbeErrorInfo {
+    /// `import`, `args`, `setup`, `call`, `control`, `scale` or `instrument`.
+    #[serde(rename = "where")]
+    pub place: String,
+    /// The Python exception type.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub message: String,
+    pub arm: Option<String>,
+    pub traceback: Option<String>,
+}
+
+/// One worker count of the scale table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ScaleRow {
+    pub workers: u32,
+    pub threads_calls_per_s: Vec<Option<f64>>,
+    pub processes_calls_per_s: Vec<Option<f64>>,
+    pub threads_median: Option<f64>,
+    pub processes_median: Option<f64>,
+}
+
+/// Calls/s on N threads and N processes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ScaleReport {
+    pub start_method: String,
+    pub calls_per_worker: u64,
+    pub single_call_us: f64,
+    pub reps: u32,
+    pub rows: Vec<ScaleRow>,
+}
+
+/// The instrument's document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct InstrumentReport {
+    #[serde(default)]
+    pub python: PythonFacts,
+    #[serde(default)]
+    pub call: CallFacts,
+    pub instrument: Option<Instrument>,
+    #[serde(default)]
+    pub instrument_note: Option<String>,
+    /// Each control's arm name and what it runs.
+    #[serde(default)]
+    pub controls: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    pub arms: Vec<String>,
+    #[serde(default)]
+    pub timer_overhead_ns: Option<f64>,
+    /// `repr` of the call's first return value (truncated).
+    #[serde(default)]
+    pub result_sample: Option<String>,
+    /// Rounds run per arm: the planned ones plus any extra.
+    #[serde(default)]
+    pub rounds_run: Option<u32>,
+    #[serde(default)]
+    pub rounds_figures: Vec<RoundFigure>,
+    #[serde(default)]
+    pub scale: Option<ScaleReport>,
+    #[serde(default)]
+    pub error: Option<ProbeErrorInfo>,
+    /// Time in the setup (or resolving the call), and in the rounds.
+    #[serde(default)]
+    pub setup_s: Option<f64>,
+    #[serde(default)]
+    pub rounds_s: Option<f64>,
+    #[serde(default)]
+    pub elapsed_s: Option<f64>,
+}
+
+/// How a run of the instrument ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum RunOutcome {
+    /// It wrote its document (which may carry an `error`).
+    Report { report: Box<InstrumentReport> },
+    /// The interpreter or the script could not be started.
+    CannotStart { problem: String },
+    /// It did not finish within the limit; its group was stopped.
+    Timeout { limit_ms: u64 },
+    /// It ended without a document (a crash, a signal, a bad interpreter).
+    Crashed { status: String },
+    /// It wrote something that is not the document.
+    BadOutput { problem: String },
+}
+
+/// One run of the instrument: what ran, how long, and how it ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GilRun {
+    pub python: PathBuf,
+    /// The instrument's arguments after the script path.
+    pub argv: Vec<String>,
+    pub elapsed_ms: f64,
+    pub outcome: RunOutcome,
+    /// The last lines the interpreter wrote to stderr (and any native
+    /// library to stdout, which the instrument sends there).
+    pub stderr_tail: String,
+}
+
+impl GilRun {
+    /// The document, if there is one.
+    pub fn report(&self) -> Option<&InstrumentReport> {
+        match &self.outcome {
+            RunOutcome::Report { report } => Some(report),
+            _ => None,
+        }
+    }
+}
+
+/// The instrument's folder in a checkout.
+pub fn fixture_dir(project_root: &Path) -> PathBuf {
+    project_root.join("fixtures").join("gilprobe")
+}
+
+/// Runs the instrument for `plan` with `python`, from the current folder (so
+/// the user's own modules import), and reads its document.
+pub async fn measure(
+    python: &Path,
+    fixture_dir: &Path,
+    plan: &GilPlan,
+    limits: GilLimits,
+) -> GilRun {
+    let argv = plan.instrument_args();
+    let started = Instant::now();
+    let (outcome, stderr_tail) = run(python, fixture_dir, &argv, limits).await;
+    GilRun {
+        python: python.to_path_buf(),
+        argv,
+        elapsed_ms: started.elapsed().as_secs_f64() * 1e3,
+        outcome,
+        stderr_tail,
+    }
+}
+
+async fn run(
+    python: &Path,
+    fixture_dir: &Path,
+    argv: &[String],
+    limits: GilLimits,
+) -> (RunOutcome, String) {
+    let script = fixture_dir.join("gilprobe.py");
+    if !script.is_file() {
+        return (
+            RunOutcome::CannotStart {
+                problem: format!(
+                    "{} is missing; run from the gates checkout or pass --project-dir",
+                    script.display()
+                ),
+            },
+            String::new(),
+        );
+    }
+    let mut command = Command::new(python);
+    command
+        .arg(&script)
+        .args(argv)
+        .env("PYTHONUNBUFFERED", "1")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut guard = match GroupGuard::spawn(&mut command, limits.grace) {
+        Ok(g) => g,
+        Err(e) => {
+            return (
+                RunOutcome::CannotStart {
+                    problem: format!(
+                        "cannot run {} ({e}); pass --python PATH to a working interpreter",
+                        python.display()
+                    ),
+                },
+                String::new(),
+            )
+        }
+    };
+    let pipes = (
+        guard.child_mut().stdout.take(),
+        guard.child_mut().stderr.take(),
+    );
+    let (Some(out), Some(err)) = pipes else {
+        return (
+            RunOutcome::CannotStart {
+                problem: "no pipes to the interpreter".into(),
+            },
+            String::new(),
+        );
+    };
+    let (out, err) = match (
+        tokio::process::ChildStdout::from_std(out),
+        tokio::process::ChildStderr::from_std(err),
+    ) {
+        (Ok(o), Ok(e)) => (o, e),
+        _ => {
+            return (
+                RunOutcome::CannotStart {
+                    problem: "cannot watch the interpreter's pipes".into(),
+                },
+                String::new(),
+            )
+        }
+    };
+    let io = async { tokio::join!(read_head(out, STDOUT_CAP), read_tail(err, STDERR_CAP)) };
+    let Ok((stdout, stderr)) = tokio::time::timeout(limits.timeout, io).await else {
+        guard.stop();
+        return (
+            RunOutcome::Timeout {
+                limit_ms: limits.timeout.as_millis() as u64,
+            },
+            String::new(),
+        );
+    };
+    let stderr_tail = String::from_utf8_lossy(&stderr).into_owned();
+    let deadline = Instant::now() + EXIT_WAIT;
+    let status = loop {
+        if let Some(status) = guard.try_exit_status() {
+            break Some(status);
+        }
+        if Instant::now() >= deadline {
+            break None;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    // Whatever the leader left behind (a spawned scale worker) goes too.
+    guard.stop();
+    (parse(&stdout, status), stderr_tail)
+}
+
+/// The document from stdout, or why there is none.
+fn parse(stdout: &[u8], status: Option<std::process::ExitStatus>) -> RunOutcome {
+    let text = String::from_utf8_lossy(stdout);
+    let Some(line) = text.lines().rev().find(|l| !l.trim().is_empty()) else {
+        return RunOutcome::Crashed {
+            status: status.map_or("no exit within 5 s after its output closed".into(), |s| {
+                describe_status(s)
+            }),
+        };
+    };
+    match serde_json::from_str::<InstrumentReport>(line) {
+        Ok(report) => RunOutcome::Report {
+            report: Box::new(report),
+        },
+        Err(e) => RunOutcome::BadOutput {
+            problem: format!(
+                "{e}; the line began {:?}",
+                line.chars().take(120).collect::<String>()
+            ),
+        },
+    }
+}
+
+fn describe_status(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit status {code}"),
+        (None, Some(sig)) => format!("killed by signal {sig}{}", signal_name(sig)),
+        _ => status.to_string(),
+    }
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGSEGV => " (SIGSEGV: the call crashed the interpreter?)",
+        libc::SIGABRT => " (SIGABRT)",
+        libc::SIGKILL => " (SIGKILL: out of memory?)",
+        libc::SIGBUS => " (SIGBUS)",
+        _ => "",
+    }
+}
+
+/// Reads everything, keeping the first `cap` bytes (and draining the rest,
+/// so the writer never blocks on a full pipe).
+async fn read_head<R: AsyncRead + Unpin>(mut reader: R, cap: usize) -> Vec<u8> {
+    let mut kept = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match reader.read(&mut buf).await {
+            Ok(0) | Err(_) => return kept,
+            Ok(n) => {
+                let room = cap.saturating_sub(kept.len());
+                kept.extend_from_slice(&buf[..n.min(room)]);
+            }
+        }
+    }
+}
+
+/// Reads everything, keeping the last `cap` bytes.
+async fn read_tail<R: AsyncRead + Unpin>(mut reader: R, cap: usize) -> Vec<u8> {
+    let mut kept = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match reader.read(&mut buf).await {
+            Ok(0) | Err(_) => {
+                let start = kept.len().saturating_sub(cap);
+                return kept.split_off(start);
+            }
+            Ok(n) => {
+                kept.extend_from_slice(&buf[..n]);
+                if kept.len() > 2 * cap {
+                    kept.drain(..kept.len() - cap);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn garbage_is_bad_output_and_silence_is_a_crash() {
+        assert!(matches!(
+            parse(b"not json\n", None),
+            RunOutcome::BadOutput { .. }
+        ));
+        assert!(matches!(
+            parse(b"\xff\xfe{\"python\": 3}\n", None),
+            RunOutcome::BadOutput { .. }
+        ));
+        assert!(matches!(parse(b"", None), RunOutcome::Crashed { .. }));
+        // The last non-empty line is the document; noise before it is not.
+        let ok = parse(b"noise\n{\"instrument\": null}\n\n", None);
+        assert!(matches!(ok, RunOutcome::Report { .. }), "{ok:?}");
+    }
+
+    /// Pids whose command line holds `needle`.
+    fn processes_with(needle: &str) -> Vec<i32> {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .map(|c| String::from_utf8_lossy(&c).contains(needle))
+                    .unwrap_or(false)
+            })
+            .collect()
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_call_that_never_returns_is_stopped_at_the_limit() {
+        use super::super::plan::PyLiteral;
+        // A marker no other process has, to find survivors by.
+        let marker = "1000.0123456";
+        let plan = super::super::GilBlock {
+            call: Some("time:sleep".into()),
+            args: vec![PyLiteral::Source(marker.into())],
+            ..Default::default()
+        }
+        .validate()
+        .unwrap();
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let limits = GilLimits {
+            timeout: Duration::from_millis(1500),
+            grace: Duration::from_millis(200),
+        };
+        let started = Instant::now();
+        let run = measure(Path::new("python3"), &fixture_dir(root), &plan, limits).await;
+        assert_eq!(run.outcome, RunOutcome::Timeout { limit_ms: 1500 });
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert_eq!(processes_with(marker), Vec::<i32>::new(), "survivors");
+    }
+
+    #[tokio::test]
+    async fn a_missing_interpreter_or_script_cannot_start() {
+        let plan = super::super::GilBlock {
+            call: Some("time:sleep".into()),
+            ..Default::default()
+        }
+        .validate()
+        .unwrap();
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let limits = GilLimits::for_plan(&plan);
+        let run = measure(
+            Path::new("/nonexistent/python"),
+            &fixture_dir(root),
+            &plan,
+            limits,
+        )
+        .await;
+        assert!(
+            matches!(&run.outcome, RunOutcome::CannotStart { problem } if problem.contains("--python")),
+            "{run:?}"
+        );
+        let run = measure(
+            Path::new("python3"),
+            Path::new("/nonexistent"),
+            &plan,
+            limits,
+        )
+        .await;
+        assert!(
+            matches!(run.outcome, RunOutcome::CannotStart { .. }),
+            "{run:?}"
+        );
+    }
+
+    #[test]
+    fn limits_grow_with_the_plan() {
+        let small = super::super::GilBlock {
+            call: Some("m:f".into()),
+            ..Default::default()
+        }
+        .validate()
+        .unwrap();
+        let mut big = small.clone();
+        big.rounds = 50;
+        big.scale = vec![1, 2, 4];
+        assert!(GilLimits::for_plan(&big).timeout > GilLimits::for_plan(&small).timeout);
+        assert!(GilLimits::for_plan(&small).timeout >= GilLimits::SETUP_ALLOWANCE);
+    }
+}

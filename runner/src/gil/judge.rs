@@ -1,0 +1,952 @@
+//! What a GIL probe's figures mean: releases, holds, or cannot judge, as a
+//! pure function of the plan and the run.
+//!
+//! In order, each a reason to stop short of an answer (cannot judge):
+//! 1. the instrument did not run, or reported an error (the call raised, its
+//!    module did not import, setup failed): the message says which;
+//! 2. rounds missing from the document (a broken instrument);
+//! 3. the call is too fast for the instrument: the worker spent less than
+//!    `busy_at_least` of each round inside it, so the reading is about the
+//!    Python loop around the call, not the call;
+//! 4. the interpreter has no GIL (a free-threaded build);
+//! 5. the spinner waited for a core most of the time (no time left to read);
+//! 6. a control did not read as designed: the instrument could not have
+//!    told a release from a hold here, so no answer counts;
+//! 7. the call's reading lies between the two bounds.
+//!
+//! Otherwise the answer is `releases` or `holds`; with `expect`, the other
+//! answer fails. Every reading is a median over interleaved rounds.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::instrument::{
+    GilRun, Instrument, InstrumentReport, PythonFacts, RoundFigure, RunOutcome, ScaleReport,
+};
+use super::plan::{Expect, GilBounds, GilPlan};
+use crate::verdict::Verdict;
+
+/// The arms in reporting order: the call, then the three controls.
+pub const CALL: &str = "call";
+pub const RELEASES: &str = "releases";
+pub const HOLDS_HALF: &str = "holds-half";
+pub const HOLDS_ALL: &str = "holds-all";
+
+/// Median and extremes of a set of fractions or rates.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MedianRange {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl MedianRange {
+    pub fn of(values: &[f64]) -> Option<Self> {
+        let s = crate::stats::Spread::of(values)?;
+        Some(Self {
+            median: s.median,
+            min: s.min,
+            max: s.max,
+        })
+    }
+}
+
+/// One arm's figures over the rounds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ArmFigures {
+    pub arm: String,
+    /// What the arm runs (`ctypes.PyDLL(None).usleep(25000)`, `time:sleep`).
+    pub description: String,
+    /// The reading (blocked or lost share), over rounds.
+    pub reading: MedianRange,
+    /// The reading of each round, in round order.
+    pub rounds: Vec<f64>,
+    /// Median share of each round the worker spent inside the call.
+    pub busy: f64,
+    pub calls_per_s: f64,
+    pub call_us: Option<f64>,
+    /// Median share of each round the spinner waited for a core.
+    pub runqueue: Option<f64>,
+}
+
+/// The three controls.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ControlFigures {
+    pub releases: ArmFigures,
+    pub holds_half: ArmFigures,
+    pub holds_all: ArmFigures,
+}
+
+/// One worker count of the threads-against-processes table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ScaleLine {
+    pub workers: u32,
+    pub threads_calls_per_s: Option<MedianRange>,
+    pub processes_calls_per_s: Option<MedianRange>,
+    /// Median over reps of calls/s over the same rep's one thread.
+    pub threads_x: Option<f64>,
+    pub processes_x: Option<f64>,
+}
+
+/// The `--scale` table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ScaleFigures {
+    pub calls_per_worker: u64,
+    pub single_call_us: f64,
+    pub reps: u32,
+    pub lines: Vec<ScaleLine>,
+}
+
+/// Everything the verdict was read from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GilFigures {
+    /// The answer, when there is one.
+    pub answer: Option<Expect>,
+    /// `time:sleep` or `setup zimsearch:setup`, with its arguments.
+    pub target: String,
+    pub instrument: Instrument,
+    pub instrument_note: String,
+    /// Rounds planned per arm.
+    pub rounds: u32,
+    /// Rounds run per arm: more than planned when some had no reading.
+    pub rounds_run: u32,
+    pub round_ms: u32,
+    pub call: ArmFigures,
+    pub controls: ControlFigures,
+    /// Median over every round of the spinner's share on the run queue.
+    pub runqueue: Option<f64>,
+    pub bounds: GilBounds,
+    pub python: PythonFacts,
+    pub result_sample: Option<String>,
+    pub elapsed_s: Option<f64>,
+    pub scale: Option<ScaleFigures>,
+}
+
+/// The verdict with its one-line reason, how sure it is, the figures and a
+/// short headline (`blocked 0.49 vs controls 0.00/0.47/0.83`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GilJudgement {
+    pub verdict: Verdict,
+    pub reason: String,
+    pub confidence: String,
+    pub figures: Option<GilFigures>,
+    pub headline: String,
+}
+
+impl GilJudgement {
+    fn bare(reason: String) -> Self {
+        Self {
+            verdict: Verdict::CannotJudge,
+            reason,
+            confidence: "no verdict".into(),
+            figures: None,
+            headline: String::new(),
+        }
+    }
+
+    /// `(verdict, reason, confidence, figures, headline)`.
+    pub fn into_parts(self) -> (Verdict, String, String, Option<GilFigures>, String) {
+        (
+            self.verdict,
+            self.reason,
+            self.confidence,
+            self.figures,
+            self.headline,
+        )
+    }
+}
+
+/// Judges `run` against `plan`.
+pub fn judge(plan: &GilPlan, run: &GilRun) -> GilJudgement {
+    let report = match &run.outcome {
+        RunOutcome::Report { report } => report,
+        other => return GilJudgement::bare(outcome_reason(other, run)),
+    };
+    if let Some(e) = &report.error {
+        let mut j = GilJudgement::bare(error_reason(plan, report, e));
+        // Figures measured before a scale error still say something.
+        j.figures = figures(plan, report).ok();
+        j.headline = j.figures.as_ref().map(headline).unwrap_or_default();
+        return j;
+    }
+    let figures = match figures(plan, report) {
+        Ok(f) => f,
+        Err(reason) => return GilJudgement::bare(reason),
+    };
+    decide(plan, figures)
+}
+
+fn decide(plan: &GilPlan, mut figures: GilFigures) -> GilJudgement {
+    let b = plan.bounds;
+    let reading = figures.instrument.reading();
+    let cannot = |figures: GilFigures, reason: String, confidence: String| GilJudgement {
+        verdict: Verdict::CannotJudge,
+        reason,
+        confidence,
+        headline: headline(&figures),
+        figures: Some(figures),
+    };
+    let call = &figures.call;
+    if call.busy < b.busy_at_least {
+        let reason = format!(
+            "the call is too fast for the instrument: the worker was inside it {:.2} of each round \
+             (needs >= {:.2}; {} per call), so the reading measures the Python loop around it, not \
+             the call; give each call more work (a bigger argument, or a setup returning a callable \
+             that loops)",
+            call.busy,
+            b.busy_at_least,
+            call.call_us
+                .map_or("unknown time".into(), |us| format!("{us:.2} µs"))
+        );
+        return cannot(figures, reason, "no verdict: the call is too short".into());
+    }
+    if figures.python.gil_enabled == Some(false) {
+        let reason = format!(
+            "{} runs without a GIL (a free-threaded build, sys._is_gil_enabled() is False): there is \
+             no lock for the call to release or hold",
+            figures.python.executable
+        );
+        return cannot(figures, reason, "no verdict: no GIL".into());
+    }
+    if let Some(rq) = figures.runqueue {
+        if rq > b.runqueue_at_most {
+            let reason = format!(
+                "no free core: the spinner waited for a CPU {rq:.2} of the time (at most {:.2}), \
+                 too little left to read the lock from; run it on a quieter machine",
+                b.runqueue_at_most
+            );
+            return cannot(
+                figures,
+                reason,
+                "no verdict: the machine was saturated".into(),
+            );
+        }
+    }
+    let needed = readable_needed(figures.rounds);
+    let arms = [
+        &figures.call,
+        &figures.controls.releases,
+        &figures.controls.holds_half,
+        &figures.controls.holds_all,
+    ];
+    if let Some(short) = arms.iter().find(|a| a.rounds.len() < needed) {
+        let reason = format!(
+            "no free core: only {} of {} rounds of {} had a reading (needs {needed}): the \
+             spinner hardly left the run queue, or was still queued for a core at a round's \
+             edge; the machine had no core to spare, run it on a quieter one",
+            short.rounds.len(),
+            figures.rounds_run,
+            short.arm
+        );
+        return cannot(
+            figures,
+            reason,
+            "no verdict: the machine was saturated".into(),
+        );
+    }
+    let c = &figures.controls;
+    let checks = [
+        (
+            &c.releases,
+            c.releases.reading.median <= b.control_releases_at_most,
+            format!("<= {:.2}", b.control_releases_at_most),
+        ),
+        (
+            &c.holds_half,
+            c.holds_half.reading.median >= b.control_half_at_least,
+            format!(">= {:.2}", b.control_half_at_least),
+        ),
+        (
+            &c.holds_all,
+            c.holds_all.reading.median >= b.control_all_at_least,
+            format!(">= {:.2}", b.control_all_at_least),
+        ),
+    ];
+    let off: Vec<String> = checks
+        .iter()
+        .filter(|(_, ok, _)| !ok)
+        .map(|(arm, _, bound)| {
+            format!(
+                "{} read {reading} {:.3}, designed {bound}",
+                arm.arm, arm.reading.median
+            )
+        })
+        .collect();
+    let controls_line = format!(
+        "controls {:.2}/{:.2}/{:.2}",
+        c.releases.reading.median, c.holds_half.reading.median, c.holds_all.reading.median
+    );
+    let control_rounds = control_agreement(&figures, b);
+    if !off.is_empty() {
+        let reason = format!(
+            "a control did not read as designed ({}), so the instrument could not have told a \
+             release from a hold here ({}); a busy machine or an interpreter that changes the \
+             GIL's rules does this",
+            off.join("; "),
+            figures.instrument_note
+        );
+        return cannot(
+            figures,
+            reason,
+            format!("no verdict: controls as designed in {control_rounds}"),
+        );
+    }
+    let value = call.reading.median;
+    let answer = if value <= b.releases_at_most {
+        Expect::Releases
+    } else if value >= b.holds_at_least {
+        Expect::Holds
+    } else {
+        let reason = format!(
+            "the call reads {reading} {value:.3}, between releases (<= {:.2}) and holds (>= {:.2}): \
+             it may release for part of each call; {controls_line} read as designed",
+            b.releases_at_most, b.holds_at_least
+        );
+        return cannot(
+            figures,
+            reason,
+            "no verdict: the reading is ambiguous".into(),
+        );
+    };
+    figures.answer = Some(answer);
+    let call = &figures.call;
+    let (side, bound, margin) = match answer {
+        Expect::Releases => (
+            call.rounds
+                .iter()
+                .filter(|&&r| r <= b.releases_at_most)
+                .count(),
+            format!("<= {:.2}", b.releases_at_most),
+            b.releases_at_most - value,
+        ),
+        Expect::Holds => (
+            call.rounds
+                .iter()
+                .filter(|&&r| r >= b.holds_at_least)
+                .count(),
+            format!(">= {:.2}", b.holds_at_least),
+            value - b.holds_at_least,
+        ),
+    };
+    let what = match answer {
+        Expect::Releases => "other threads ran while the call ran",
+        Expect::Holds => "other threads waited while the call ran",
+    };
+    let facts = format!(
+        "the spinner {} {value:.2} of its time ({} {bound}); {controls_line} read as designed",
+        match figures.instrument {
+            Instrument::Schedstat => "was blocked",
+            Instrument::Iterations => "lost",
+        },
+        answer.name()
+    );
+    let (verdict, reason) = match plan.expect {
+        None => (Verdict::Pass, format!("{}: {what}; {facts}", answer.name())),
+        Some(e) if e == answer => (
+            Verdict::Pass,
+            format!("{}, as expected: {what}; {facts}", answer.name()),
+        ),
+        Some(e) => (
+            Verdict::Fail,
+            format!(
+                "expected {}, but the call {}: {what}; {facts}",
+                e.name(),
+                answer.name()
+            ),
+        ),
+    };
+    let confidence = format!(
+        "{side} of {} rounds {bound} alone, median margin {margin:+.2}; controls as designed in \
+         {control_rounds}; {}",
+        figures.rounds_run,
+        match figures.instrument {
+            Instrument::Schedstat => "kernel accounting (schedstat)".to_string(),
+            Instrument::Iterations =>
+                "fallback instrument (lost iterations), trusted because the controls separated"
+                    .to_string(),
+        }
+    );
+    GilJudgement {
+        verdict,
+        reason,
+        confidence,
+        headline: headline(&figures),
+        figures: Some(figures),
+    }
+}
+
+/// Rounds with a reading each arm needs: a majority, and at least three.
+pub fn readable_needed(rounds: u32) -> usize {
+    (rounds as usize / 2 + 1).max(3)
+}
+
+/// `5/5/4 of 5 rounds`: rounds in which each control alone read as designed.
+fn control_agreement(f: &GilFigures, b: GilBounds) -> String {
+    let c = &f.controls;
+    let count =
+        |arm: &ArmFigures, ok: &dyn Fn(f64) -> bool| arm.rounds.iter().filter(|&&r| ok(r)).count();
+    format!(
+        "{}/{}/{} of {} rounds",
+        count(&c.releases, &|r| r <= b.control_releases_at_most),
+        count(&c.holds_half, &|r| r >= b.control_half_at_least),
+        count(&c.holds_all, &|r| r >= b.control_all_at_least),
+        f.rounds_run
+    )
+}
+
+/// `blocked 0.49 vs controls 0.00/0.47/0.83`.
+pub fn headline(f: &GilFigures) -> String {
+    format!(
+        "{} {:.2} vs controls {:.2}/{:.2}/{:.2}",
+        f.instrument.reading(),
+        f.call.reading.median,
+        f.controls.releases.reading.median,
+        f.controls.holds_half.reading.median,
+        f.controls.holds_all.reading.median
+    )
+}
+
+fn outcome_reason(outcome: &RunOutcome, run: &GilRun) -> String {
+    let tail = last_lines(&run.stderr_tail, 5);
+    let tail = if tail.is_empty() {
+        String::new()
+    } else {
+        format!("; its last words:\n{tail}")
+    };
+    match outcome {
+        RunOutcome::Report { .. } => String::new(),
+        RunOutcome::CannotStart { problem } => format!("cannot start the probe: {problem}"),
+        RunOutcome::Timeout { limit_ms } => format!(
+            "the probe did not finish within {:.0} s and was stopped (a call that never returns, or \
+             a setup that takes longer?)",
+            *limit_ms as f64 / 1e3
+        ),
+        RunOutcome::Crashed { status } => format!(
+            "{} ended without a result ({status}){tail}",
+            run.python.display()
+        ),
+        RunOutcome::BadOutput { problem } => format!(
+            "the probe's output is not its JSON document ({problem}); is {} a CPython 3.9+ \
+             interpreter?{tail}",
+            run.python.display()
+        ),
+    }
+}
+
+fn error_reason(
+    plan: &GilPlan,
+    report: &InstrumentReport,
+    e: &super::instrument::ProbeErrorInfo,
+) -> String {
+    let python = if report.python.executable.is_empty() {
+        "the interpreter".to_string()
+    } else {
+        report.python.executable.clone()
+    };
+    let raised = format!("{}: {}", e.kind, e.message);
+    match e.place.as_str() {
+        "import" if e.kind == "ModuleNotFoundError" || e.kind == "ImportError" => format!(
+            "cannot import the call ({raised}): is it installed in {python}? --python picks the \
+             interpreter"
+        ),
+        "import" => format!("cannot find {} ({raised})", target_name(plan)),
+        "args" => format!("bad arguments: {}", e.message),
+        "setup" => format!(
+            "the setup {} raised {raised}; a setup that fails cannot be measured",
+            target_name(plan)
+        ),
+        "call" => format!(
+            "the call raised {raised}; a call that raises cannot be measured (check its --arg \
+             literals)"
+        ),
+        "control" => format!(
+            "the {} control could not run ({raised}); this interpreter cannot host the probe's \
+             controls (ctypes with libc symbols)",
+            e.arm.as_deref().unwrap_or("probe's")
+        ),
+        "scale" => format!("the --scale table failed: {raised}"),
+        _ => format!("the probe failed: {raised}"),
+    }
+}
+
+/// The `module:function` the plan names (the call, or its setup).
+fn target_name(plan: &GilPlan) -> &str {
+    match &plan.target {
+        super::plan::Target::Setup(s) | super::plan::Target::Call(s) => s,
+    }
+}
+
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+fn median(values: &[f64]) -> Option<f64> {
+    crate::stats::Spread::of(values).map(|s| s.median)
+}
+
+/// The figures of `report`, or why there are none.
+pub fn figures(plan: &GilPlan, report: &InstrumentReport) -> Result<GilFigures, String> {
+    let instrument = report
+        .instrument
+        .ok_or_else(|| "the probe's document names no instrument".to_string())?;
+    let arm = |name: &str, description: String| -> Result<ArmFigures, String> {
+        let rows: Vec<&RoundFigure> = report
+            .rounds_figures
+            .iter()
+            .filter(|r| r.arm == name)
+            .collect();
+        let readings: Vec<f64> = rows
+            .iter()
+            .filter_map(|r| match instrument {
+                Instrument::Schedstat => r.blocked,
+                Instrument::Iterations => r.loss,
+            })
+            .filter(|v| v.is_finite())
+            .collect();
+        if rows.len() < plan.rounds as usize || readings.is_empty() {
+            return Err(format!(
+                "the probe returned {} rounds of arm {name} ({} with a reading), expected {} (a \
+                 broken instrument, or a spinner that never ran)",
+                rows.len(),
+                readings.len(),
+                plan.rounds
+            ));
+        }
+        let finite = |f: fn(&RoundFigure) -> f64| -> Vec<f64> {
+            rows.iter()
+                .map(|r| f(r))
+                .filter(|v| v.is_finite())
+                .collect()
+        };
+        let call_us: Vec<f64> = rows
+            .iter()
+            .filter_map(|r| r.call_us)
+            .filter(|v| v.is_finite())
+            .collect();
+        let runqueue: Vec<f64> = rows
+            .iter()
+            .filter_map(|r| r.runqueue)
+            .filter(|v| v.is_finite())
+            .collect();
+        Ok(ArmFigures {
+            arm: name.to_string(),
+            description,
+            reading: MedianRange::of(&readings).expect("non-empty"),
+            rounds: readings,
+            busy: median(&finite(|r| r.busy)).unwrap_or(0.0),
+            calls_per_s: median(&finite(|r| r.calls_per_s)).unwrap_or(0.0),
+            call_us: median(&call_us),
+            runqueue: median(&runqueue),
+        })
+    };
+    let control = |name: &str| {
+        report
+            .controls
+            .as_ref()
+            .and_then(|c| c.get(name))
+            .cloned()
+            .unwrap_or_else(|| name.to_string())
+    };
+    let target = format!(
+        "{}{}",
+        plan.target.describe(),
+        if plan.args.is_empty() {
+            String::new()
+        } else {
+            format!("({})", plan.args.join(", "))
+        }
+    );
+    let call = arm(CALL, target.clone())?;
+    let controls = ControlFigures {
+        releases: arm(RELEASES, control(RELEASES))?,
+        holds_half: arm(HOLDS_HALF, control(HOLDS_HALF))?,
+        holds_all: arm(HOLDS_ALL, control(HOLDS_ALL))?,
+    };
+    let all_rq: Vec<f64> = report
+        .rounds_figures
+        .iter()
+        .filter_map(|r| r.runqueue)
+        .filter(|v| v.is_finite())
+        .collect();
+    Ok(GilFigures {
+        answer: None,
+        target,
+        instrument,
+        instrument_note: report.instrument_note.clone().unwrap_or_default(),
+        rounds: plan.rounds,
+        rounds_run: report.rounds_run.unwrap_or(plan.rounds).max(plan.rounds),
+        round_ms: plan.round_ms,
+        call,
+        controls,
+        runqueue: median(&all_rq),
+        bounds: plan.bounds,
+        python: report.python.clone(),
+        result_sample: report.result_sample.clone(),
+        elapsed_s: report.elapsed_s,
+        scale: report.scale.as_ref().map(scale_figures),
+    })
+}
+
+/// The scale table, as multiples of one thread's calls/s.
+pub fn scale_figures(s: &ScaleReport) -> ScaleFigures {
+    let spread = |v: &[Option<f64>]| {
+        let vals: Vec<f64> = v
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|x| x.is_finite())
+            .collect();
+        MedianRange::of(&vals)
+    };
+    // One thread's calls/s in each rep: the reference for that rep.
+    let one: Vec<Option<f64>> = s
+        .rows
+        .iter()
+        .find(|r| r.workers == 1)
+        .map(|r| r.threads_calls_per_s.clone())
+        .unwrap_or_default();
+    // The median over reps of each rep's rate over that rep's one thread.
+    let multiple = |rates: &[Option<f64>]| {
+        let ratios: Vec<f64> = rates
+            .iter()
+            .zip(&one)
+            .filter_map(|(r, o)| match (r, o) {
+                (Some(r), Some(o)) if *o > 0.0 && r.is_finite() && o.is_finite() => Some(r / o),
+                _ => None,
+            })
+            .collect();
+        median(&ratios)
+    };
+    let lines = s
+        .rows
+        .iter()
+        .map(|r| ScaleLine {
+            workers: r.workers,
+            threads_x: multiple(&r.threads_calls_per_s),
+            processes_x: multiple(&r.processes_calls_per_s),
+            threads_calls_per_s: spread(&r.threads_calls_per_s),
+            processes_calls_per_s: spread(&r.processes_calls_per_s),
+        })
+        .collect();
+    ScaleFigures {
+        calls_per_worker: s.calls_per_worker,
+        single_call_us: s.single_call_us,
+        reps: s.reps,
+        lines,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gil::instrument::{ProbeErrorInfo, ScaleRow};
+    use crate::gil::plan::GilBlock;
+
+    fn plan(expect: Option<Expect>) -> GilPlan {
+        GilBlock {
+            call: Some("m:f".into()),
+            expect,
+            ..Default::default()
+        }
+        .validate()
+        .unwrap()
+    }
+
+    fn round(arm: &str, r: u32, blocked: f64, busy: f64) -> RoundFigure {
+        RoundFigure {
+            round: r,
+            arm: arm.into(),
+            position: 0,
+            wall_s: 0.06,
+            calls: 10,
+            busy,
+            call_us: Some(6000.0 * busy),
+            calls_per_s: 166.0,
+            iterations: 1000,
+            iterations_per_s: 16000.0,
+            blocked: Some(blocked),
+            blocked_of_wall: Some(blocked),
+            runqueue: Some(0.02),
+            oncpu: Some(1.0 - blocked),
+            loss: None,
+            settled: Some(true),
+        }
+    }
+
+    /// A document with the call reading `call` and the controls `ctl`
+    /// (releases, half, all) in every round.
+    fn report(call: f64, busy: f64, ctl: [f64; 3]) -> InstrumentReport {
+        let mut rounds = Vec::new();
+        for r in 0..5 {
+            rounds.push(round(CALL, r, call, busy));
+            rounds.push(round(RELEASES, r, ctl[0], 0.99));
+            rounds.push(round(HOLDS_HALF, r, ctl[1], 0.99));
+            rounds.push(round(HOLDS_ALL, r, ctl[2], 0.99));
+        }
+        InstrumentReport {
+            python: PythonFacts {
+                version: "3.11.7".into(),
+                executable: "/usr/bin/python3".into(),
+                gil_enabled: Some(true),
+                ..Default::default()
+            },
+            call: Default::default(),
+            instrument: Some(Instrument::Schedstat),
+            instrument_note: Some("schedstat".into()),
+            controls: None,
+            arms: vec![],
+            timer_overhead_ns: Some(60.0),
+            result_sample: None,
+            rounds_run: Some(5),
+            rounds_figures: rounds,
+            setup_s: None,
+            rounds_s: None,
+            scale: None,
+            error: None,
+            elapsed_s: Some(1.5),
+        }
+    }
+
+    fn run(report: InstrumentReport) -> GilRun {
+        GilRun {
+            python: "/usr/bin/python3".into(),
+            argv: vec![],
+            elapsed_ms: 1600.0,
+            outcome: RunOutcome::Report {
+                report: Box::new(report),
+            },
+            stderr_tail: String::new(),
+        }
+    }
+
+    const CONTROLS: [f64; 3] = [0.0, 0.48, 0.83];
+
+    #[test]
+    fn a_releasing_call_reads_releases_and_a_holding_one_holds() {
+        let j = judge(&plan(None), &run(report(0.01, 0.99, CONTROLS)));
+        assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
+        assert!(j.reason.starts_with("releases:"), "{}", j.reason);
+        assert_eq!(j.figures.as_ref().unwrap().answer, Some(Expect::Releases));
+        assert_eq!(j.headline, "blocked 0.01 vs controls 0.00/0.48/0.83");
+        assert!(
+            j.confidence.starts_with("5 of 5 rounds <= 0.20"),
+            "{}",
+            j.confidence
+        );
+
+        let j = judge(&plan(None), &run(report(0.52, 0.99, CONTROLS)));
+        assert_eq!(j.verdict, Verdict::Pass);
+        assert!(j.reason.starts_with("holds:"), "{}", j.reason);
+    }
+
+    #[test]
+    fn the_wrong_expectation_fails_and_the_right_one_passes() {
+        let holding = run(report(0.52, 0.99, CONTROLS));
+        let j = judge(&plan(Some(Expect::Releases)), &holding);
+        assert_eq!(j.verdict, Verdict::Fail);
+        assert!(
+            j.reason
+                .starts_with("expected releases, but the call holds"),
+            "{}",
+            j.reason
+        );
+        let j = judge(&plan(Some(Expect::Holds)), &holding);
+        assert_eq!(j.verdict, Verdict::Pass);
+        assert!(j.reason.starts_with("holds, as expected"), "{}", j.reason);
+    }
+
+    #[test]
+    fn each_control_that_does_not_separate_makes_it_cannot_judge() {
+        // The same call reading as in the passing twin above.
+        for (ctl, name) in [
+            ([0.30, 0.48, 0.83], "releases read"),
+            ([0.0, 0.10, 0.83], "holds-half read"),
+            ([0.0, 0.48, 0.40], "holds-all read"),
+        ] {
+            let j = judge(&plan(Some(Expect::Holds)), &run(report(0.52, 0.99, ctl)));
+            assert_eq!(j.verdict, Verdict::CannotJudge, "{ctl:?}");
+            assert!(j.reason.contains(name), "{}", j.reason);
+            assert!(j.figures.is_some());
+        }
+    }
+
+    #[test]
+    fn a_call_too_short_for_the_instrument_cannot_be_judged() {
+        let j = judge(&plan(None), &run(report(0.45, 0.30, CONTROLS)));
+        assert_eq!(j.verdict, Verdict::CannotJudge);
+        assert!(
+            j.reason.contains("too fast for the instrument"),
+            "{}",
+            j.reason
+        );
+        // Its twin at full busy gets an answer.
+        let j = judge(&plan(None), &run(report(0.45, 0.95, CONTROLS)));
+        assert_eq!(j.verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn a_reading_between_the_bounds_is_ambiguous() {
+        let j = judge(&plan(None), &run(report(0.22, 0.99, CONTROLS)));
+        assert_eq!(j.verdict, Verdict::CannotJudge);
+        assert!(j.reason.contains("between releases"), "{}", j.reason);
+    }
+
+    #[test]
+    fn a_saturated_machine_and_a_missing_gil_cannot_be_judged() {
+        let mut r = report(0.01, 0.99, CONTROLS);
+        for f in &mut r.rounds_figures {
+            f.runqueue = Some(0.95);
+        }
+        let j = judge(&plan(None), &run(r));
+        assert!(j.reason.starts_with("no free core"), "{}", j.reason);
+        let mut r = report(0.0, 0.99, [0.0, 0.0, 0.0]);
+        r.python.gil_enabled = Some(false);
+        let j = judge(&plan(None), &run(r));
+        assert_eq!(j.verdict, Verdict::CannotJudge);
+        assert!(j.reason.contains("without a GIL"), "{}", j.reason);
+    }
+
+    #[test]
+    fn errors_say_what_raised_and_where() {
+        let err = |place: &str, kind: &str, message: &str| {
+            let mut r = report(0.0, 0.0, CONTROLS);
+            r.rounds_figures.clear();
+            r.error = Some(ProbeErrorInfo {
+                place: place.into(),
+                kind: kind.into(),
+                message: message.into(),
+                arm: Some("call".into()),
+                traceback: None,
+            });
+            judge(&plan(None), &run(r))
+        };
+        let j = err("import", "ModuleNotFoundError", "No module named 'nope'");
+        assert_eq!(j.verdict, Verdict::CannotJudge);
+        assert!(
+            j.reason.contains("No module named 'nope'") && j.reason.contains("--python"),
+            "{}",
+            j.reason
+        );
+        let j = err("call", "ZeroDivisionError", "division by zero");
+        assert!(
+            j.reason
+                .contains("the call raised ZeroDivisionError: division by zero"),
+            "{}",
+            j.reason
+        );
+        let j = err("setup", "RuntimeError", "no index");
+        assert!(
+            j.reason.contains("setup m:f raised RuntimeError: no index"),
+            "{}",
+            j.reason
+        );
+    }
+
+    #[test]
+    fn rounds_without_a_reading_are_a_saturated_machine() {
+        let mut r = report(0.01, 0.99, CONTROLS);
+        for f in r
+            .rounds_figures
+            .iter_mut()
+            .filter(|f| f.arm == HOLDS_HALF && f.round < 2)
+        {
+            f.blocked = None;
+            f.runqueue = Some(0.95);
+        }
+        // Three of five still read: enough.
+        assert_eq!(judge(&plan(None), &run(r.clone())).verdict, Verdict::Pass);
+        r.rounds_figures[2 * 4 + 2].blocked = None;
+        let j = judge(&plan(None), &run(r));
+        assert_eq!(j.verdict, Verdict::CannotJudge);
+        assert!(
+            j.reason
+                .starts_with("no free core: only 2 of 5 rounds of holds-half"),
+            "{}",
+            j.reason
+        );
+        assert!(j.figures.is_some());
+    }
+
+    #[test]
+    fn missing_rounds_and_failed_runs_cannot_be_judged() {
+        let mut r = report(0.01, 0.99, CONTROLS);
+        r.rounds_figures
+            .retain(|f| f.arm != HOLDS_ALL || f.round < 2);
+        let j = judge(&plan(None), &run(r));
+        assert!(
+            j.reason.contains("2 rounds of arm holds-all"),
+            "{}",
+            j.reason
+        );
+        for outcome in [
+            RunOutcome::Timeout { limit_ms: 5000 },
+            RunOutcome::Crashed {
+                status: "killed by signal 11".into(),
+            },
+            RunOutcome::BadOutput {
+                problem: "EOF".into(),
+            },
+            RunOutcome::CannotStart {
+                problem: "no such file".into(),
+            },
+        ] {
+            let mut gr = run(report(0.0, 0.99, CONTROLS));
+            gr.outcome = outcome;
+            let j = judge(&plan(None), &gr);
+            assert_eq!(j.verdict, Verdict::CannotJudge);
+            assert!(j.figures.is_none());
+        }
+    }
+
+    #[test]
+    fn the_fallback_reads_lost_iterations() {
+        let mut r = report(0.0, 0.99, CONTROLS);
+        r.instrument = Some(Instrument::Iterations);
+        for f in &mut r.rounds_figures {
+            f.loss = f.blocked;
+            f.blocked = None;
+            f.runqueue = None;
+        }
+        let j = judge(&plan(None), &run(r));
+        assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
+        assert!(j.headline.starts_with("lost 0.00"), "{}", j.headline);
+        assert!(
+            j.confidence.contains("fallback instrument"),
+            "{}",
+            j.confidence
+        );
+    }
+
+    #[test]
+    fn scale_is_relative_to_one_thread() {
+        let s = ScaleReport {
+            start_method: "spawn".into(),
+            calls_per_worker: 100,
+            single_call_us: 300.0,
+            reps: 3,
+            rows: vec![
+                ScaleRow {
+                    workers: 1,
+                    threads_calls_per_s: vec![Some(1000.0), Some(1100.0), Some(900.0)],
+                    processes_calls_per_s: vec![Some(1000.0); 3],
+                    threads_median: None,
+                    processes_median: None,
+                },
+                ScaleRow {
+                    workers: 2,
+                    threads_calls_per_s: vec![Some(950.0), Some(1045.0), Some(855.0)],
+                    processes_calls_per_s: vec![Some(1800.0), None, Some(1800.0)],
+                    threads_median: None,
+                    processes_median: None,
+                },
+            ],
+        };
+        let f = scale_figures(&s);
+        // Each rep against its own one-thread figure: 0.95 in every rep.
+        assert!((f.lines[1].threads_x.unwrap() - 0.95).abs() < 1e-9);
+        // 1800/1000 and 1800/900; the rep without a figure is left out.
+        assert!((f.lines[1].processes_x.unwrap() - 1.9).abs() < 1e-9);
+        assert_eq!(f.lines[0].threads_x, Some(1.0));
+    }
+}

@@ -1,0 +1,141 @@
+//! The terminal tables of a GIL probe: one line per arm, and the optional
+//! threads-against-processes table. Pure functions from figures to text.
+
+use std::fmt::Write;
+
+use super::judge::{ArmFigures, GilFigures, ScaleFigures};
+
+/// The arms table.
+///
+/// ```text
+///   arm          blocked med [range]      busy   calls/s    µs/call  bound
+///   call         0.49 [0.45-0.53]         1.00      4162      240.1  holds >= 0.30
+///   releases     0.00 [0.00-0.01]         1.00        85    11700.0  <= 0.15 ok
+/// ```
+pub fn render(f: &GilFigures) -> String {
+    let b = f.bounds;
+    let reading = f.instrument.reading();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "  {:<12} {:<22} {:>6} {:>9} {:>10}  bound",
+        "arm",
+        format!("{reading} med [range]"),
+        "busy",
+        "calls/s",
+        "µs/call"
+    );
+    let call_bound = match f.answer {
+        Some(super::Expect::Releases) => format!("releases <= {:.2}", b.releases_at_most),
+        Some(super::Expect::Holds) => format!("holds >= {:.2}", b.holds_at_least),
+        None => format!(
+            "releases <= {:.2}, holds >= {:.2}",
+            b.releases_at_most, b.holds_at_least
+        ),
+    };
+    line(&mut out, &f.call, call_bound);
+    let c = &f.controls;
+    for (arm, ok, bound) in [
+        (
+            &c.releases,
+            c.releases.reading.median <= b.control_releases_at_most,
+            format!("<= {:.2}", b.control_releases_at_most),
+        ),
+        (
+            &c.holds_half,
+            c.holds_half.reading.median >= b.control_half_at_least,
+            format!(">= {:.2}", b.control_half_at_least),
+        ),
+        (
+            &c.holds_all,
+            c.holds_all.reading.median >= b.control_all_at_least,
+            format!(">= {:.2}", b.control_all_at_least),
+        ),
+    ] {
+        line(
+            &mut out,
+            arm,
+            format!("{bound} {}", if ok { "ok" } else { "NOT AS DESIGNED" }),
+        );
+    }
+    let extra = if f.rounds_run > f.rounds {
+        format!(
+            " ({} more than planned: some had no reading)",
+            f.rounds_run - f.rounds
+        )
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "  ({} rounds{extra} of {} ms per arm, interleaved; {}; controls: {}, {}, {})",
+        f.rounds_run,
+        f.round_ms,
+        f.instrument_note,
+        c.releases.description,
+        c.holds_half.description,
+        c.holds_all.description
+    );
+    let _ = writeln!(
+        out,
+        "  python {} {} at {}{}",
+        f.python.implementation,
+        f.python.version,
+        f.python.executable,
+        f.runqueue
+            .map(|rq| format!("; spinner waited for a core {rq:.2} of the time"))
+            .unwrap_or_default()
+    );
+    if let Some(s) = &f.scale {
+        out.push_str(&render_scale(s));
+    }
+    out
+}
+
+fn line(out: &mut String, arm: &ArmFigures, bound: String) {
+    let r = arm.reading;
+    let _ = writeln!(
+        out,
+        "  {:<12} {:<22} {:>6.2} {:>9.0} {:>10}  {bound}",
+        arm.arm,
+        format!("{:.2} [{:.2}-{:.2}]", r.median, r.min, r.max),
+        arm.busy,
+        arm.calls_per_s,
+        arm.call_us.map_or("-".into(), |us| format!("{us:.1}"))
+    );
+}
+
+/// The threads-against-processes table.
+///
+/// ```text
+///   workers   threads calls/s    x1   processes calls/s    x1
+///         1              3020  1.00                3105  1.03
+///         2              2840  0.94                5470  1.81
+/// ```
+pub fn render_scale(s: &ScaleFigures) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "  {:>7} {:>17} {:>7} {:>19} {:>7}",
+        "workers", "threads calls/s", "vs 1t", "processes calls/s", "vs 1t"
+    );
+    let num = |v: Option<f64>, prec: usize| v.map_or("-".to_string(), |x| format!("{x:.prec$}"));
+    for l in &s.lines {
+        let _ = writeln!(
+            out,
+            "  {:>7} {:>17} {:>7} {:>19} {:>7}",
+            l.workers,
+            num(l.threads_calls_per_s.map(|m| m.median), 0),
+            num(l.threads_x, 2).to_string() + "x",
+            num(l.processes_calls_per_s.map(|m| m.median), 0),
+            num(l.processes_x, 2).to_string() + "x",
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  ({} calls per worker, {:.1} µs per call alone; medians of {} interleaved reps; \
+         processes started with spawn; vs 1t = over one thread's calls/s in the same rep)",
+        s.calls_per_worker, s.single_call_us, s.reps
+    );
+    out
+}
