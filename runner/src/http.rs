@@ -16,8 +16,9 @@ use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
-/// Replies larger than this are refused; the fixture's are tens of bytes.
-const MAX_BODY_BYTES: usize = 1024 * 1024;
+/// Replies larger than this are refused by default; the fixture's are tens
+/// of bytes. [`Connection::with_body_limit`] raises it for other routes.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 /// Why a request produced no usable reply.
 #[derive(Debug, Clone, thiserror::Error, serde::Serialize)]
@@ -48,6 +49,8 @@ pub struct Reply {
     pub status: u16,
     pub body: Bytes,
     pub served_by: ServedBy,
+    /// The length the server declared (`Content-Length`), if it did.
+    pub declared_length: Option<u64>,
     /// From sending the request to the last byte of the body.
     pub elapsed: Duration,
 }
@@ -61,8 +64,9 @@ impl Reply {
 /// One kept-alive HTTP/1.1 connection.
 pub struct Connection {
     sender: SendRequest<Empty<Bytes>>,
-    host: String,
+    host: hyper::header::HeaderValue,
     local_port: u16,
+    body_limit: usize,
     driver: tokio::task::JoinHandle<()>,
 }
 
@@ -88,12 +92,24 @@ impl Connection {
             // connection surfaces as an error on the next request.
             let _ = conn.await;
         });
+        // Parsed once: the load generator sends thousands of requests a
+        // second on one connection.
+        let host = hyper::header::HeaderValue::from_str(&addr.to_string())
+            .map_err(|e| HttpError::Transport(e.to_string()))?;
         Ok(Self {
             sender,
-            host: addr.to_string(),
+            host,
             local_port,
+            body_limit: MAX_BODY_BYTES,
             driver,
         })
+    }
+
+    /// Refuse replies larger than `bytes` (a transport error) instead of
+    /// [`MAX_BODY_BYTES`]: for routes of the user's own app.
+    pub fn with_body_limit(mut self, bytes: usize) -> Self {
+        self.body_limit = bytes;
+        self
     }
 
     /// The client-side port: this connection's identity.
@@ -115,7 +131,7 @@ impl Connection {
         }
         self.sender.ready().await.map_err(|_| HttpError::Closed)?;
         let request = hyper::Request::get(path)
-            .header(hyper::header::HOST, &self.host)
+            .header(hyper::header::HOST, self.host.clone())
             .body(Empty::<Bytes>::new())
             .map_err(|e| HttpError::Transport(e.to_string()))?;
         let started = Instant::now();
@@ -128,7 +144,12 @@ impl Connection {
         })?;
         let status = response.status().as_u16();
         let served_by = served_by(response.headers());
-        let body = Limited::new(response.into_body(), MAX_BODY_BYTES)
+        let declared_length = response
+            .headers()
+            .get(hyper::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse().ok());
+        let body = Limited::new(response.into_body(), self.body_limit)
             .collect()
             .await
             .map_err(|e| HttpError::Transport(format!("reading the body: {}", with_causes(&*e))))?
@@ -137,6 +158,7 @@ impl Connection {
             status,
             body,
             served_by,
+            declared_length,
             elapsed: started.elapsed(),
         })
     }

@@ -11,6 +11,7 @@ pub mod export;
 pub mod fingerprint;
 pub mod gate;
 pub mod http;
+pub mod load;
 pub mod logdrain;
 pub mod logtail;
 pub mod loopback;
