@@ -30,5 +30,6 @@ pub mod session;
 pub mod signals;
 pub mod spec;
 pub mod stats;
+pub mod sweep;
 pub mod verdict;
 pub mod witness;

@@ -52,5 +52,6 @@ async fn dispatch(cli: Cli) -> commands::Finish {
         Command::Matrix(args) => commands::matrix::run(&project, python, args).await,
         Command::Servers { profiles } => commands::servers::run(&project, python, profiles),
         Command::Signoff(args) => commands::signoff::run(&project, python, args).await,
+        Command::Sweep(args) => commands::sweep::run(&project, python, args).await,
     }
 }

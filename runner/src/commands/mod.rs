@@ -9,6 +9,7 @@ pub mod prepare;
 pub mod servers;
 pub mod signoff;
 pub mod stress;
+pub mod sweep;
 
 use runner::exit::Outcome;
 use runner::verdict::Verdict;
