@@ -193,7 +193,7 @@ pub fn parse_duration(flag: &str, text: &str) -> Result<Duration, String> {
             ))
         }
     };
-    if !seconds.is_finite() || seconds < 0.0 || seconds > 86_400.0 {
+    if !seconds.is_finite() || !(0.0..=86_400.0).contains(&seconds) {
         return Err(format!("{flag} {text}: out of range"));
     }
     Ok(Duration::from_secs_f64(seconds))

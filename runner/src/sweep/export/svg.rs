@@ -66,14 +66,16 @@ fn panel(
         .iter()
         .flat_map(|(_, p)| p.iter().map(|x| x.1))
         .fold(0.0f64, f64::max);
-    let top = if top > 0.0 { top * 1.15 } else { 1.0 };
+    // Headroom above the highest point keeps the legend off the lines.
+    let top = if top > 0.0 { top * 1.35 } else { 1.0 };
     let n = threads.len() as u32;
     let mut chart = ChartBuilder::on(area)
         .caption(title, ("sans-serif", 18))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(60)
-        .build_cartesian_2d((0..n).into_segmented(), 0f64..top)
+        // `a..b` segmented has a segment for each of a..=b: one per thread count.
+        .build_cartesian_2d((0..n.saturating_sub(1)).into_segmented(), 0f64..top)
         .map_err(e)?;
     let label = |v: &SegmentValue<u32>| match v {
         SegmentValue::CenterOf(i) => threads
@@ -85,6 +87,7 @@ fn panel(
     chart
         .configure_mesh()
         .disable_x_mesh()
+        .light_line_style(WHITE)
         .x_desc("handler threads")
         .y_desc(title)
         .x_labels(threads.len())
