@@ -69,6 +69,48 @@ pub enum Command {
     /// on a fresh server per setting of threads and workers, with the
     /// server's CPU: the table users pick their thread and worker counts from.
     Sweep(SweepArgs),
+    /// One closed-loop load against a server already running on loopback
+    /// (no fresh server, no CPU figures): the runner's client side by side
+    /// with wrk and oha (bench/anchors.py).
+    Load(LoadArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LoadArgs {
+    /// The server: a loopback address and port (127.0.0.1:8000).
+    #[arg(long, value_name = "IP:PORT")]
+    pub addr: String,
+
+    /// The route to load. `/work` is taken to be the fixture's (a fresh seed
+    /// per request, every digest checked) unless --no-digest.
+    #[arg(
+        long,
+        default_value = "/work?mode=release&kib=8192",
+        value_name = "PATH"
+    )]
+    pub path: String,
+
+    /// Check status and body length only, for a `/work` that is not the
+    /// fixture's.
+    #[arg(long)]
+    pub no_digest: bool,
+
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub connections: u32,
+
+    #[arg(long, default_value = "5s", value_name = "TIME")]
+    pub duration: String,
+
+    #[arg(long, default_value = "0s", value_name = "TIME")]
+    pub warmup: String,
+
+    /// Bound on any one request (and on opening a connection).
+    #[arg(long, default_value_t = Limits::DEFAULT_REQUEST_MS, value_name = "MS")]
+    pub request_timeout_ms: u64,
+
+    /// Print the result as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,7 @@
 pub mod check;
 pub mod gate;
 pub mod list;
+pub mod load;
 pub mod matrix;
 pub mod prepare;
 pub mod servers;

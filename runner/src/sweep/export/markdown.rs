@@ -37,8 +37,11 @@ pub fn render(result: &SweepResult, plot: Option<&str>) -> String {
             cell(&r.check)
         ));
     }
-    out.push('\n');
-    for r in rows.iter().filter(|r| r.reason.is_some()) {
+    let notes: Vec<_> = rows.iter().filter(|r| r.reason.is_some()).collect();
+    if !notes.is_empty() {
+        out.push('\n');
+    }
+    for r in notes {
         out.push_str(&format!(
             "- **{}** {}: {}\n",
             cell(&r.setting),
