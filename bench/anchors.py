@@ -117,7 +117,9 @@ def run_oha(oha, url, args):
         capture_output=True, text=True, timeout=args.duration + 60, check=True).stdout
     doc = json.loads(out)
     codes = doc.get("statusCodeDistribution", {})
-    bad = sum(n for code, n in codes.items() if code != "200") + sum(doc.get("errorDistribution", {}).values())
+    # Requests still in flight when -z ends are "aborted due to deadline": not errors.
+    bad = sum(n for code, n in codes.items() if code != "200") + sum(
+        n for kind, n in doc.get("errorDistribution", {}).items() if kind != "aborted due to deadline")
     return doc["summary"]["requestsPerSec"], doc["latencyPercentiles"]["p50"] * 1e3, bad
 
 

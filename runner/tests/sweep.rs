@@ -348,3 +348,44 @@ fn bad_flags_name_the_flag_and_start_nothing() {
         assert!(!stderr.contains("starting the server"), "{stderr}");
     }
 }
+
+#[test]
+fn load_refuses_non_loopback_and_counts_a_dead_server_as_errors() {
+    let out = runner()
+        .args(["load", "--addr", "10.0.0.1:80", "--path", "/"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("only loopback"));
+
+    // Nothing listens on a port we just released: every attempt is a
+    // connect error, counted, and the load still ends on time.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let started = std::time::Instant::now();
+    let out = runner()
+        .args([
+            "load",
+            "--json",
+            "--path",
+            "/",
+            "--duration",
+            "500ms",
+            "--addr",
+        ])
+        .arg(format!("127.0.0.1:{port}"))
+        .output()
+        .unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(2));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["requests"], 0);
+    assert!(
+        doc["errors"]["counts"]["connect"].as_u64().unwrap() > 0,
+        "{doc}"
+    );
+    assert!(doc["latency"].is_null());
+}
