@@ -389,3 +389,49 @@ fn load_refuses_non_loopback_and_counts_a_dead_server_as_errors() {
     );
     assert!(doc["latency"].is_null());
 }
+
+#[test]
+fn a_server_that_will_not_start_or_cannot_set_threads_is_not_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = fault_profile(dir.path(), "exit-at-start");
+    let s = sweep(&[
+        "--server",
+        profile.to_str().unwrap(),
+        "--threads",
+        "1",
+        "--path",
+        "/",
+    ]);
+    let ctx = s.context();
+    assert_eq!(s.code, 2, "{ctx}");
+    let st = &s.settings()[0];
+    assert_eq!(st["status"], "failed", "{ctx}");
+    assert!(st["load"].is_null());
+    assert!(
+        st["reason"]
+            .as_str()
+            .unwrap()
+            .contains("server would not start"),
+        "{ctx}"
+    );
+    assert!(s.table.contains("not measured"), "{ctx}");
+
+    // A profile with no `knobs.threads` cannot run a --threads setting.
+    let text = std::fs::read_to_string(fault_profile(dir.path(), "none")).unwrap();
+    let mut doc: Value = serde_json::from_str(&text).unwrap();
+    doc["knobs"] = serde_json::json!({});
+    let bare = dir.path().join("no-knobs.yaml");
+    std::fs::write(&bare, doc.to_string()).unwrap();
+    let s = sweep(&[
+        "--server",
+        bare.to_str().unwrap(),
+        "--threads",
+        "2",
+        "--path",
+        "/",
+    ]);
+    let ctx = s.context();
+    assert_eq!(s.code, 2, "{ctx}");
+    assert_eq!(s.settings()[0]["status"], "not-applicable", "{ctx}");
+    assert!(s.table.contains("cannot express `threads`"), "{ctx}");
+}
