@@ -76,6 +76,14 @@ pub enum Command {
     /// spinner thread, with three controls, in the interpreter given with
     /// --python (default .gates/venv); no server.
     GilProbe(GilProbeArgs),
+    /// Throughput and latency of one or more routes under closed-loop load,
+    /// on a fresh server per setting of threads and workers, with the
+    /// server's CPU: the table users pick their thread and worker counts from.
+    Sweep(SweepArgs),
+    /// One closed-loop load against a server already running on loopback
+    /// (no fresh server, no CPU figures): the runner's client side by side
+    /// with wrk and oha (bench/anchors.py).
+    Load(LoadArgs),
 }
 
 #[derive(Debug, Args)]
@@ -258,6 +266,124 @@ pub struct RunArgs {
 
     /// How long a gate waits for another gate on this machine (they take
     /// turns: two at once would measure each other).
+    #[arg(long, default_value_t = Limits::DEFAULT_MACHINE_WAIT_MS, value_name = "MS")]
+    pub machine_wait_ms: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct LoadArgs {
+    /// The server: a loopback address and port (127.0.0.1:8000).
+    #[arg(long, value_name = "IP:PORT")]
+    pub addr: String,
+
+    /// The route to load. `/work` is taken to be the fixture's (a fresh seed
+    /// per request, every digest checked) unless --no-digest.
+    #[arg(
+        long,
+        default_value = "/work?mode=release&kib=8192",
+        value_name = "PATH"
+    )]
+    pub path: String,
+
+    /// Check status and body length only, for a `/work` that is not the
+    /// fixture's.
+    #[arg(long)]
+    pub no_digest: bool,
+
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub connections: u32,
+
+    #[arg(long, default_value = "5s", value_name = "TIME")]
+    pub duration: String,
+
+    #[arg(long, default_value = "0s", value_name = "TIME")]
+    pub warmup: String,
+
+    /// Bound on any one request (and on opening a connection).
+    #[arg(long, default_value_t = Limits::DEFAULT_REQUEST_MS, value_name = "MS")]
+    pub request_timeout_ms: u64,
+
+    /// Print the result as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// The route to load. Give it more than once to sweep several routes
+    /// side by side (each a line on the plot), e.g. the releasing and the
+    /// holding mode of /work. The fixture's /work gets a fresh seed per
+    /// request and every digest checked; other routes are checked for
+    /// status and body length only ("work not verified").
+    #[arg(
+        long = "path",
+        value_name = "PATH",
+        default_value = "/work?mode=release&kib=8192"
+    )]
+    pub paths: Vec<String>,
+
+    /// Server profile: a name from specs/servers/ or a path to a profile file.
+    #[arg(long, default_value = "granian", value_name = "NAME|PATH")]
+    pub server: String,
+
+    /// Handler threads to sweep, comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1,2,4,8",
+        value_name = "N,..."
+    )]
+    pub threads: Vec<u32>,
+
+    /// Worker processes to sweep, comma-separated (default: the server's own).
+    #[arg(long, value_delimiter = ',', value_name = "N,...")]
+    pub workers: Vec<u32>,
+
+    /// Kept-alive connections, each sending its next request as soon as its
+    /// last reply arrives.
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub connections: u32,
+
+    /// The measured window of each setting (5s, 500ms, 1m).
+    #[arg(long, default_value = "5s", value_name = "TIME")]
+    pub duration: String,
+
+    /// Load before the measured window, on the same connections (not counted).
+    #[arg(long, default_value = "1s", value_name = "TIME")]
+    pub warmup: String,
+
+    /// Your own WSGI app, as MODULE:ATTR (needs --app-dir); the fixture
+    /// (fixtures/bareapp, app:app) by default.
+    #[arg(long, value_name = "MODULE:ATTR")]
+    pub app: Option<String>,
+
+    /// The folder --app is imported from (the server's working directory).
+    #[arg(long, value_name = "DIR")]
+    pub app_dir: Option<PathBuf>,
+
+    /// Also write every setting's figures as JSON to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+
+    /// Also write the table as CSV to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub csv: Option<PathBuf>,
+
+    /// Also write the table as Markdown to PATH, linking the plot (written
+    /// next to it as .svg unless --svg says where).
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+
+    /// Also plot req/s and p99 against threads as SVG to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub svg: Option<PathBuf>,
+
+    /// Bound on any one request (and on opening a connection).
+    #[arg(long, default_value_t = Limits::DEFAULT_REQUEST_MS, value_name = "MS")]
+    pub request_timeout_ms: u64,
+
+    /// How long each setting waits for a gate or sweep running on this
+    /// machine (they take turns: two at once would measure each other).
     #[arg(long, default_value_t = Limits::DEFAULT_MACHINE_WAIT_MS, value_name = "MS")]
     pub machine_wait_ms: u64,
 }

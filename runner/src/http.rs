@@ -22,7 +22,8 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 
-/// Replies larger than this are refused; the fixture's are tens of bytes.
+/// Replies larger than this are refused by default; the fixture's are tens
+/// of bytes. [`Connection::with_body_limit`] raises it for other routes.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 /// How long a closed connection's driver gets to report why it ended.
@@ -66,6 +67,8 @@ pub struct Reply {
     pub status: u16,
     pub body: Bytes,
     pub served_by: ServedBy,
+    /// The length the server declared (`Content-Length`), if it did.
+    pub declared_length: Option<u64>,
     /// From sending the request to the last byte of the body.
     pub elapsed: Duration,
 }
@@ -79,8 +82,9 @@ impl Reply {
 /// One kept-alive HTTP/1.1 connection.
 pub struct Connection {
     sender: SendRequest<Empty<Bytes>>,
-    host: String,
+    host: hyper::header::HeaderValue,
     local_port: u16,
+    body_limit: usize,
     driver: tokio::task::JoinHandle<()>,
     /// The connection's own error when it ends, sent once by its driver.
     driver_end: Option<oneshot::Receiver<String>>,
@@ -117,10 +121,15 @@ impl Connection {
                 let _ = end_tx.send(with_causes(&e));
             }
         });
+        // Parsed once: the load generator sends thousands of requests a
+        // second on one connection.
+        let host = hyper::header::HeaderValue::from_str(&addr.to_string())
+            .map_err(|e| HttpError::Transport(e.to_string()))?;
         Ok(Self {
             sender,
-            host: addr.to_string(),
+            host,
             local_port,
+            body_limit: MAX_BODY_BYTES,
             driver,
             driver_end: Some(driver_end),
             ended: None,
@@ -132,6 +141,13 @@ impl Connection {
     /// connection's driver task has read the close).
     pub fn is_closed(&self) -> bool {
         self.sender.is_closed()
+    }
+
+    /// Refuse replies larger than `bytes` (a transport error) instead of
+    /// [`MAX_BODY_BYTES`]: for routes of the user's own app.
+    pub fn with_body_limit(mut self, bytes: usize) -> Self {
+        self.body_limit = bytes;
+        self
     }
 
     /// The client-side port: this connection's identity.
@@ -172,7 +188,7 @@ impl Connection {
             return Err(self.closed().await);
         }
         let request = hyper::Request::get(path)
-            .header(hyper::header::HOST, &self.host)
+            .header(hyper::header::HOST, self.host.clone())
             .body(Empty::<Bytes>::new())
             .map_err(|e| HttpError::Transport(e.to_string()))?;
         let started = Instant::now();
@@ -191,7 +207,12 @@ impl Connection {
             self.ended.get_or_insert(why);
         }
         self.in_body = true;
-        let body = Limited::new(response.into_body(), MAX_BODY_BYTES)
+        let declared_length = response
+            .headers()
+            .get(hyper::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse().ok());
+        let body = Limited::new(response.into_body(), self.body_limit)
             .collect()
             .await
             .map_err(|e| {
@@ -207,6 +228,7 @@ impl Connection {
             status,
             body,
             served_by,
+            declared_length,
             elapsed: started.elapsed(),
         })
     }

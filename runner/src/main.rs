@@ -57,5 +57,7 @@ async fn dispatch(cli: Cli) -> commands::Finish {
         Command::Servers { profiles } => commands::servers::run(&project, python, profiles),
         Command::Signoff(args) => commands::signoff::run(&project, python, args).await,
         Command::GilProbe(args) => commands::gil_probe::run(&project, python, args).await,
+        Command::Sweep(args) => commands::sweep::run(&project, python, args).await,
+        Command::Load(args) => commands::load::run(args).await,
     }
 }

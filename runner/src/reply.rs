@@ -185,6 +185,7 @@ mod tests {
             body: body.into(),
             served_by,
             elapsed: Duration::from_millis(1),
+            declared_length: None,
         }
     }
 

@@ -235,6 +235,7 @@ fn run_check_case(c: CheckCase) -> Result<(), TestCaseError> {
             body: Bytes::from(c.body.clone()),
             served_by: by.clone(),
             elapsed: Duration::from_millis(1),
+            declared_length: None,
         }),
     };
     let asked = Asked {

@@ -5,11 +5,13 @@ pub mod check;
 pub mod gate;
 pub mod gil_probe;
 pub mod list;
+pub mod load;
 pub mod matrix;
 pub mod prepare;
 pub mod servers;
 pub mod signoff;
 pub mod stress;
+pub mod sweep;
 
 use runner::exit::Outcome;
 use runner::verdict::Verdict;
