@@ -77,6 +77,25 @@ pub fn discover(project: &Project, config: &Config) -> Result<Vec<Planned>, Stri
     for file in &row_files {
         let row = runner::row::load_row(file).map_err(|e| e.to_string());
         let id = row.as_ref().map_or_else(|_| stem(file), |r| r.id.clone());
+        if let Ok(r) = &row {
+            if r.servers().is_empty() {
+                // A probe of a Python call alone (gil-probe): one trial,
+                // `ROW::python`, in the runner's interpreter; the profile is
+                // never started.
+                let profile = servers
+                    .iter()
+                    .find_map(|(_, p)| p.as_ref().ok().cloned())
+                    .ok_or_else(|| "no server profile loads".to_string());
+                planned.push(Planned {
+                    name: format!("{id}::{}", runner::gate::NO_SERVER),
+                    server: runner::gate::NO_SERVER.into(),
+                    row: row.clone(),
+                    profile,
+                    ignored: false,
+                });
+                continue;
+            }
+        }
         for (server, profile) in &servers {
             let broken = row.is_err() || profile.is_err();
             planned.push(Planned {

@@ -39,7 +39,13 @@ pub enum Command {
     Gate(GateArgs),
     /// Prepare the Python environment (.gates/venv with the pinned servers)
     /// and print what is installed.
-    Prepare,
+    Prepare {
+        /// Also install the extra packages these rows need (`requires:` of
+        /// a gil-probe row, pinned), or `all`; only into the runner's own
+        /// venv.
+        #[arg(long, value_delimiter = ',', value_name = "ROW,...|all")]
+        rows: Vec<String>,
+    },
     /// Print the JSON Schema of a row file (checked in as
     /// specs/row.schema.json), or with --report of the JSON report (checked
     /// in as runner/schema/report.schema.json).

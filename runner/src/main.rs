@@ -42,7 +42,7 @@ async fn dispatch(cli: Cli) -> commands::Finish {
     match &cli.command {
         Command::List => commands::list::run(&project),
         Command::Check { files } => commands::check::run(&project, files),
-        Command::Prepare => commands::prepare::run(&project, python),
+        Command::Prepare { rows } => commands::prepare::run(&project, python, rows),
         Command::Schema { report } => {
             if *report {
                 print!("{}", runner::report::json::report_schema());

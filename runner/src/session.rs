@@ -40,9 +40,14 @@ pub async fn run_jobs(
             p.current = Some(format!("{} on {}", job.row.id, job.profile.name));
             p.current_pgid = None;
         }
+        let server = if job.row.servers().is_empty() {
+            crate::gate::NO_SERVER
+        } else {
+            job.profile.name.as_str()
+        };
         emit(Event::GateStarted {
             row: &job.row.id,
-            server: &job.profile.name,
+            server,
             index: i + 1,
             of,
         });

@@ -75,7 +75,14 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
     }
     let mut jobs = Vec::new();
     for row in &rows {
-        for profile in &profiles {
+        // A row without a server (gil-probe) runs once, in the `python`
+        // column; the profile it carries is never started.
+        let on = if row.servers().is_empty() {
+            &profiles[..profiles.len().min(1)]
+        } else {
+            &profiles[..]
+        };
+        for profile in on {
             let mut row = row.clone();
             opts.run.apply(&mut row);
             jobs.push(Job {
@@ -84,6 +91,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
             });
         }
     }
+    let python_column = rows.iter().any(|r| r.servers().is_empty());
 
     let progress = RefCell::new(Progress::default());
     // Per-gate tables go to stderr: stdout carries the matrix only.
@@ -120,12 +128,31 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
             })
             .collect();
     }
+    if python_column {
+        let version = std::process::Command::new(python.map_or_else(
+            || project.state_dir().join("venv/bin/python"),
+            Path::to_path_buf,
+        ))
+        .arg("--version")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_lowercase())
+        .filter(|v| !v.is_empty());
+        statuses.push(runner::server_status::ServerStatus {
+            name: runner::gate::NO_SERVER.into(),
+            file: project.specs_dir(),
+            ready: true,
+            version,
+            note: None,
+        });
+    }
     let matrix = Matrix {
         rows: rows
             .iter()
             .map(|r| RowHead {
                 id: r.id.clone(),
                 title: r.title.clone(),
+                on_servers: !r.servers().is_empty(),
             })
             .collect(),
         servers: statuses,

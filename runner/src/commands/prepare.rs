@@ -1,24 +1,79 @@
-//! `runner prepare`: the Python environment, made ready ahead of any gate.
+//! `runner prepare [--rows ROWS|all]`: the Python environment, made ready
+//! ahead of any gate; with `--rows`, also the pinned extra packages those
+//! rows need (only into the runner's own venv, and saying what it installs).
 
 use std::path::Path;
 
 use runner::event::Event;
+use runner::gil::requires;
 use runner::project::Project;
 use runner::pyenv;
 use runner::report::terminal::Terminal;
 
 use super::{unusable, Finish};
 
-pub fn run(project: &Project, python: Option<&Path>) -> Finish {
+pub fn run(project: &Project, python: Option<&Path>, rows: &[String]) -> Finish {
     let mut terminal = Terminal::new(std::io::stdout());
     let env = match pyenv::prepare(project, python, &mut |p| terminal.event(&Event::Env(p))) {
         Ok(env) => env,
         Err(e) => return unusable(&e.to_string()),
     };
     println!("python: {}", env.python.display());
+    if !rows.is_empty() {
+        if let Err(e) = install_row_requirements(project, python, &env.python, rows) {
+            return unusable(&e);
+        }
+    }
     match pyenv::installed_versions(&env) {
         Ok(lines) => print!("{lines}"),
         Err(e) => return unusable(&e.to_string()),
     }
     Finish::ok()
+}
+
+/// Installs what `rows` need and `python` lacks; refuses to touch an
+/// interpreter the user named with --python (it prints the command instead).
+fn install_row_requirements(
+    project: &Project,
+    user_python: Option<&Path>,
+    python: &Path,
+    rows: &[String],
+) -> Result<(), String> {
+    let rows = runner::row::resolve_rows(&project.specs_dir(), rows).map_err(|e| e.to_string())?;
+    let mut wanted = Vec::new();
+    for row in &rows {
+        for r in row.plan.requires() {
+            if !wanted.contains(&r) {
+                wanted.push(r);
+            }
+        }
+    }
+    let missing = requires::missing(python, &wanted).map_err(|e| e.to_string())?;
+    if missing.is_empty() {
+        if !wanted.is_empty() {
+            let pins: Vec<String> = wanted.iter().map(|r| r.pin()).collect();
+            println!("row requirements: {} (installed)", pins.join(", "));
+        }
+        return Ok(());
+    }
+    let pins: Vec<_> = missing.iter().map(|m| m.requirement.clone()).collect();
+    if user_python.is_some() {
+        return Err(format!(
+            "the rows need packages {} lacks, and --python names your interpreter, which the runner does \
+             not change: {}",
+            python.display(),
+            requires::install_command(python, &pins)
+        ));
+    }
+    let what: Vec<String> = pins.iter().map(|r| r.pin()).collect();
+    eprintln!(
+        "installing what the rows need into {}: {}",
+        python.display(),
+        what.join(", ")
+    );
+    let log = project.state_dir().join("prepare-rows.log");
+    requires::install(python, &pins, &log)
+        .map_err(|e| format!("{e} (pip's output: {})", log.display()))?;
+    println!("row requirements: {} (installed now)", what.join(", "));
+    Ok(())
 }

@@ -9,6 +9,7 @@
 //! specs/README.md, "Adding a probe kind").
 
 pub mod census;
+pub mod gil_probe;
 pub mod keepalive;
 pub mod pair_ratio;
 pub mod registry;
@@ -101,4 +102,10 @@ pub trait Probe {
 
     /// The figures as the lines of a terminal table.
     fn render(figures: &Self::Figures, out: &mut String);
+
+    /// Extra Python packages the plan needs, pinned; `runner prepare --rows`
+    /// installs them into the runner's own venv.
+    fn requires(_plan: &Self::Plan) -> Vec<crate::gil::Requirement> {
+        Vec::new()
+    }
 }

@@ -91,6 +91,11 @@ macro_rules! registry {
                 match self { $( Plan::$variant(p) => <$ty as Probe>::servers(p, row_server), )* }
             }
 
+            /// Extra Python packages the plan needs, pinned.
+            pub fn requires(&self) -> Vec<crate::gil::Requirement> {
+                match self { $( Plan::$variant(p) => <$ty as Probe>::requires(p), )* }
+            }
+
             /// Measures and judges; the judgement is concluded (the budget
             /// is spent or the figures settled).
             pub async fn run(&self, ctx: &mut ProbeCtx<'_>) -> Result<(Judgement, ProbeRun), Stop> {
@@ -155,4 +160,7 @@ registry! {
     KeepaliveIsolation = "keepalive-isolation" => keepalive_isolation: super::keepalive::KeepaliveIsolation,
     /// Which workers serve, and whether each one's runtime really runs (E15).
     WorkerCensus = "worker-census" => worker_census: super::census::WorkerCensus,
+    /// Does a Python call release the GIL? No server (the controls and the
+    /// libzim search row).
+    GilProbe = "gil-probe" => gil_probe: super::gil_probe::GilProbe,
 }

@@ -18,6 +18,9 @@ use crate::verdict::Verdict;
 pub struct RowHead {
     pub id: String,
     pub title: String,
+    /// Whether the row runs on a server (a gil-probe row does not: it has
+    /// one cell, in the `python` column).
+    pub on_servers: bool,
 }
 
 /// Everything the matrix shows. `results` are in job order: for each row,
@@ -54,9 +57,19 @@ impl Matrix<'_> {
     pub fn cells(&self) -> Vec<Cell> {
         let mut cells = Vec::new();
         let mut notes = 0;
-        for (i, row) in self.rows.iter().enumerate() {
-            for (j, server) in self.servers.iter().enumerate() {
-                let result = self.results.get(i * self.servers.len() + j);
+        for row in &self.rows {
+            for server in &self.servers {
+                let python_column = server.name == crate::gate::NO_SERVER;
+                if python_column == row.on_servers {
+                    // A server row has no python cell; a python row no
+                    // server cells.
+                    cells.push(blank(&row.id, &server.name));
+                    continue;
+                }
+                let result = self
+                    .results
+                    .iter()
+                    .find(|r| r.row.id == row.id && r.profile == server.name);
                 let mut cell = cell(&row.id, &server.name, result);
                 if cell.reason.is_some() && cell.verdict != Some(Verdict::Pass) {
                     notes += 1;
@@ -249,6 +262,20 @@ impl Matrix<'_> {
 }
 
 /// The cell for one gate's result (or a gate that never ran).
+/// A cell the row's shape leaves empty.
+fn blank(row: &str, server: &str) -> Cell {
+    Cell {
+        row: row.into(),
+        server: server.into(),
+        verdict: None,
+        text: "-".into(),
+        headline: String::new(),
+        probe: None,
+        reason: None,
+        note: None,
+    }
+}
+
 fn cell(row: &str, server: &str, result: Option<&GateResult>) -> Cell {
     let mut c = Cell {
         row: row.into(),
@@ -299,6 +326,7 @@ mod tests {
             rows: vec![RowHead {
                 id: "E19".into(),
                 title: "t".into(),
+                on_servers: true,
             }],
             servers: vec![
                 status("granian", Some("granian 2.8.9")),

@@ -73,7 +73,12 @@ impl<W: Write> Terminal<W> {
                 of,
             } => {
                 self.progress(&format!(
-                    "[{index}/{of}] {row} on {server}: starting the server"
+                    "[{index}/{of}] {row} on {server}: {}",
+                    if *server == crate::gate::NO_SERVER {
+                        "starting"
+                    } else {
+                        "starting the server"
+                    }
                 ));
             }
             Event::ServerReady { row, after, .. } => {
