@@ -80,12 +80,20 @@ fn yaml_files(dir: &Path) -> Vec<PathBuf> {
 /// What the harness should list for `project` with rows from `specs`,
 /// worked out apart from the harness: each row file's `id`, times each
 /// profile whose package the venv has (or, with no venv yet, that
-/// requirements.txt pins) or whose program is there.
+/// requirements.txt pins) or whose program is there; a row that needs no
+/// server (`probe: gil-probe`) once, as `ID::python`.
 fn expected(project: &Path, specs: &Path) -> BTreeSet<String> {
-    let rows: Vec<String> = yaml_files(specs)
+    let (python_rows, rows): (Vec<_>, Vec<_>) = yaml_files(specs)
         .iter()
-        .map(|f| yaml(f)["id"].as_str().unwrap().to_string())
-        .collect();
+        .map(|f| {
+            let y = yaml(f);
+            (
+                y["id"].as_str().unwrap().to_string(),
+                y["probe"].as_str() == Some("gil-probe"),
+            )
+        })
+        .partition(|(_, python)| *python);
+    let rows: Vec<String> = rows.into_iter().map(|(id, _)| id).collect();
     let venv = project.join(".gates/venv/bin/python");
     let pins = std::fs::read_to_string(project.join("specs/servers/requirements.txt")).unwrap();
     let mut servers = Vec::new();
@@ -125,6 +133,7 @@ fn expected(project: &Path, specs: &Path) -> BTreeSet<String> {
     assert!(!rows.is_empty() && !servers.is_empty(), "nothing to list");
     rows.iter()
         .flat_map(|r| servers.iter().map(move |s| format!("{r}::{s}")))
+        .chain(python_rows.iter().map(|(id, _)| format!("{id}::python")))
         .collect()
 }
 

@@ -30,7 +30,7 @@ fn every_command_the_workflow_runs_is_documented_in_the_readme() {
     let commands = run_commands(&workflow).unwrap();
     for c in [
         "cargo build --workspace --all-targets",
-        "cargo run -p runner -- prepare",
+        "cargo run -p runner -- prepare --rows all",
         "cargo test --workspace",
     ] {
         assert!(
