@@ -68,13 +68,13 @@ pub fn render(f: &GilFigures) -> String {
     };
     let _ = writeln!(
         out,
-        "  ({} rounds{extra} of {} ms per arm, interleaved; {}; controls: {}, {}, {})",
-        f.rounds_run,
-        f.round_ms,
-        f.instrument_note,
-        c.releases.description,
-        c.holds_half.description,
-        c.holds_all.description
+        "  ({} rounds{extra} of {} ms per arm, interleaved; {})",
+        f.rounds_run, f.round_ms, f.instrument_note
+    );
+    let _ = writeln!(
+        out,
+        "  controls: {}; {}; {}",
+        c.releases.description, c.holds_half.description, c.holds_all.description
     );
     let _ = writeln!(
         out,
