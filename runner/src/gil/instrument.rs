@@ -156,6 +156,9 @@ pub struct ScaleRow {
     pub workers: u32,
     pub threads_calls_per_s: Vec<Option<f64>>,
     pub processes_calls_per_s: Vec<Option<f64>>,
+    /// The capacity control: Python bytecode in N processes, per rep.
+    #[serde(default)]
+    pub capacity_calls_per_s: Vec<Option<f64>>,
     pub threads_median: Option<f64>,
     pub processes_median: Option<f64>,
 }

@@ -86,6 +86,9 @@ pub struct ScaleLine {
     /// Median over reps of calls/s over the same rep's one thread.
     pub threads_x: Option<f64>,
     pub processes_x: Option<f64>,
+    /// The capacity control (bytecode in N processes) over its own N = 1,
+    /// per rep: about N when the machine has N free cores.
+    pub capacity_x: Option<f64>,
 }
 
 /// The `--scale` table.
@@ -606,11 +609,17 @@ pub fn scale_figures(s: &ScaleReport) -> ScaleFigures {
         .find(|r| r.workers == 1)
         .map(|r| r.threads_calls_per_s.clone())
         .unwrap_or_default();
-    // The median over reps of each rep's rate over that rep's one thread.
-    let multiple = |rates: &[Option<f64>]| {
+    let capacity_one: Vec<Option<f64>> = s
+        .rows
+        .iter()
+        .find(|r| r.workers == 1)
+        .map(|r| r.capacity_calls_per_s.clone())
+        .unwrap_or_default();
+    // The median over reps of each rep's rate over that rep's reference.
+    let multiple = |rates: &[Option<f64>], one: &[Option<f64>]| {
         let ratios: Vec<f64> = rates
             .iter()
-            .zip(&one)
+            .zip(one)
             .filter_map(|(r, o)| match (r, o) {
                 (Some(r), Some(o)) if *o > 0.0 && r.is_finite() && o.is_finite() => Some(r / o),
                 _ => None,
@@ -623,8 +632,9 @@ pub fn scale_figures(s: &ScaleReport) -> ScaleFigures {
         .iter()
         .map(|r| ScaleLine {
             workers: r.workers,
-            threads_x: multiple(&r.threads_calls_per_s),
-            processes_x: multiple(&r.processes_calls_per_s),
+            threads_x: multiple(&r.threads_calls_per_s, &one),
+            processes_x: multiple(&r.processes_calls_per_s, &one),
+            capacity_x: multiple(&r.capacity_calls_per_s, &capacity_one),
             threads_calls_per_s: spread(&r.threads_calls_per_s),
             processes_calls_per_s: spread(&r.processes_calls_per_s),
         })
@@ -930,6 +940,7 @@ mod tests {
                     workers: 1,
                     threads_calls_per_s: vec![Some(1000.0), Some(1100.0), Some(900.0)],
                     processes_calls_per_s: vec![Some(1000.0); 3],
+                    capacity_calls_per_s: vec![Some(500.0); 3],
                     threads_median: None,
                     processes_median: None,
                 },
@@ -937,6 +948,7 @@ mod tests {
                     workers: 2,
                     threads_calls_per_s: vec![Some(950.0), Some(1045.0), Some(855.0)],
                     processes_calls_per_s: vec![Some(1800.0), None, Some(1800.0)],
+                    capacity_calls_per_s: vec![Some(990.0), Some(960.0), Some(500.0)],
                     threads_median: None,
                     processes_median: None,
                 },
@@ -948,5 +960,14 @@ mod tests {
         // 1800/1000 and 1800/900; the rep without a figure is left out.
         assert!((f.lines[1].processes_x.unwrap() - 1.9).abs() < 1e-9);
         assert_eq!(f.lines[0].threads_x, Some(1.0));
+        // Capacity against its own one process: 1.98, 1.92, 1.0.
+        assert!((f.lines[1].capacity_x.unwrap() - 1.92).abs() < 1e-9);
+        assert!(!crate::gil::render_scale(&f).contains("no free"));
+        // Its twin: bytecode in two processes no faster than in one.
+        let mut busy = s.clone();
+        busy.rows[1].capacity_calls_per_s = vec![Some(500.0), Some(480.0), Some(500.0)];
+        let f = scale_figures(&busy);
+        assert!(f.lines[1].capacity_x.unwrap() < 1.1);
+        assert!(crate::gil::render_scale(&f).contains("no free cores"));
     }
 }

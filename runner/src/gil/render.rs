@@ -68,13 +68,13 @@ pub fn render(f: &GilFigures) -> String {
     };
     let _ = writeln!(
         out,
-        "  ({} rounds{extra} of {} ms per arm, interleaved; {}; controls: {}, {}, {})",
-        f.rounds_run,
-        f.round_ms,
-        f.instrument_note,
-        c.releases.description,
-        c.holds_half.description,
-        c.holds_all.description
+        "  ({} rounds{extra} of {} ms per arm, interleaved; {})",
+        f.rounds_run, f.round_ms, f.instrument_note
+    );
+    let _ = writeln!(
+        out,
+        "  controls: {}; {}; {}",
+        c.releases.description, c.holds_half.description, c.holds_all.description
     );
     let _ = writeln!(
         out,
@@ -105,37 +105,52 @@ fn line(out: &mut String, arm: &ArmFigures, bound: String) {
     );
 }
 
-/// The threads-against-processes table.
+/// The threads-against-processes table, with its capacity control.
 ///
 /// ```text
-///   workers   threads calls/s    x1   processes calls/s    x1
-///         1              3020  1.00                3105  1.03
-///         2              2840  0.94                5470  1.81
+///   workers   threads calls/s   vs 1t   processes calls/s   vs 1t   capacity
+///         1              3020   1.00x                3105   1.03x      1.00x
+///         2              2840   0.94x                5470   1.81x      1.97x
 /// ```
 pub fn render_scale(s: &ScaleFigures) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "  {:>7} {:>17} {:>7} {:>19} {:>7}",
-        "workers", "threads calls/s", "vs 1t", "processes calls/s", "vs 1t"
+        "  {:>7} {:>17} {:>7} {:>19} {:>7} {:>10}",
+        "workers", "threads calls/s", "vs 1t", "processes calls/s", "vs 1t", "capacity"
     );
     let num = |v: Option<f64>, prec: usize| v.map_or("-".to_string(), |x| format!("{x:.prec$}"));
     for l in &s.lines {
         let _ = writeln!(
             out,
-            "  {:>7} {:>17} {:>7} {:>19} {:>7}",
+            "  {:>7} {:>17} {:>7} {:>19} {:>7} {:>10}",
             l.workers,
             num(l.threads_calls_per_s.map(|m| m.median), 0),
-            num(l.threads_x, 2).to_string() + "x",
+            num(l.threads_x, 2) + "x",
             num(l.processes_calls_per_s.map(|m| m.median), 0),
-            num(l.processes_x, 2).to_string() + "x",
+            num(l.processes_x, 2) + "x",
+            num(l.capacity_x, 2) + "x",
         );
     }
     let _ = writeln!(
         out,
         "  ({} calls per worker, {:.1} µs per call alone; medians of {} interleaved reps; \
-         processes started with spawn; vs 1t = over one thread's calls/s in the same rep)",
+         processes started with spawn; vs 1t = over one thread's calls/s in the same rep; \
+         capacity = Python bytecode in as many processes, over one: about N with N free cores)",
         s.calls_per_worker, s.single_call_us, s.reps
     );
+    if let Some(short) = s
+        .lines
+        .iter()
+        .find(|l| l.workers > 1 && l.capacity_x.is_some_and(|c| c < 0.8 * f64::from(l.workers)))
+    {
+        let _ = writeln!(
+            out,
+            "  note: {} processes of plain bytecode ran only {:.2}x one: the machine had no free \
+             cores for them, so the processes column cannot show scaling here",
+            short.workers,
+            short.capacity_x.unwrap_or_default()
+        );
+    }
     out
 }
