@@ -34,8 +34,9 @@ use outcome::{check, ErrorCounts, ErrorKind};
 use route::Route;
 
 /// Largest reply body accepted: a user's route may send more than the
-/// fixture's tens of bytes; past this it is a transport error.
-pub const BODY_LIMIT_BYTES: usize = 64 * 1024 * 1024;
+/// fixture's tens of bytes; past this it is a transport error (so an
+/// endless body costs at most this much memory per connection).
+pub const BODY_LIMIT_BYTES: usize = 16 * 1024 * 1024;
 /// How often the progress callback hears from a running load.
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 /// Pause before reopening after a connection could not be opened, so a dead
