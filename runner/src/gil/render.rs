@@ -147,7 +147,8 @@ pub fn render_scale(s: &ScaleFigures) -> String {
         let _ = writeln!(
             out,
             "  note: {} processes of plain bytecode ran only {:.2}x one: the machine had no free \
-             cores for them, so the processes column cannot show scaling here",
+             cores, so this table shows the machine's load, not the call (neither column can \
+             show scaling here); run it on a quieter machine",
             short.workers,
             short.capacity_x.unwrap_or_default()
         );
