@@ -398,7 +398,11 @@ pub struct AdviseArgs {
     /// The view to advise on. The fixture's /work gets a fresh seed per
     /// request and every digest checked; other routes are checked for
     /// status and body length only.
-    #[arg(long, default_value = "/work?mode=release&kib=8192", value_name = "PATH")]
+    #[arg(
+        long,
+        default_value = "/work?mode=release&kib=8192",
+        value_name = "PATH"
+    )]
     pub path: String,
 
     /// Answer question 1 with the GIL probe of this call instead of a pair

@@ -111,7 +111,9 @@ pub fn read(settings: &[SettingResult], cores: usize) -> Headroom {
             ));
         }
         let Some(rps) = s.requests_per_s().filter(|r| *r > 0.0) else {
-            return none(format!("the sweep at {threads} thread(s) had no good reply"));
+            return none(format!(
+                "the sweep at {threads} thread(s) had no good reply"
+            ));
         };
         if threads == 1 {
             match &s.cpu {
@@ -119,7 +121,9 @@ pub fn read(settings: &[SettingResult], cores: usize) -> Headroom {
                 None => {
                     return none(format!(
                         "no CPU figures at one thread: {}",
-                        s.cpu_note.as_deref().unwrap_or("the accounting could not be read")
+                        s.cpu_note
+                            .as_deref()
+                            .unwrap_or("the accounting could not be read")
                     ))
                 }
             }

@@ -303,13 +303,19 @@ mod tests {
     #[test]
     fn a_missing_or_contradicting_figure_gives_no_advice() {
         let e = decide(&q1(None), &q2(85.0, 20.0, RELEASE)).unwrap_err();
-        assert!(e.starts_with("question 1") && e.contains("between the bands"), "{e}");
+        assert!(
+            e.starts_with("question 1") && e.contains("between the bands"),
+            "{e}"
+        );
         let none = Headroom {
             figures: None,
             reason: "no scheduler accounting".into(),
         };
         let e = decide(&q1(Some(Work::Holds)), &none).unwrap_err();
-        assert!(e.starts_with("question 2") && e.contains("no scheduler"), "{e}");
+        assert!(
+            e.starts_with("question 2") && e.contains("no scheduler"),
+            "{e}"
+        );
         // Headroom by the CPU, but no scaling: the machine was busy.
         let e = decide(&q1(Some(Work::Releases)), &q2(85.0, 20.0, FLAT)).unwrap_err();
         assert!(e.contains("disagree"), "{e}");

@@ -144,18 +144,16 @@ pub async fn measure(spec: &PairSpec<'_>) -> GilAnswer {
     };
     let lock = match MachineLock::acquire(spec.lock_path, spec.limits.machine_wait).await {
         Ok(Some(lock)) => lock,
-        Ok(None) => {
-            return answer(
-                None,
-                String::new(),
-                format!(
-                    "another gate or sweep held {} for {} s; wait for it, or raise --machine-wait-ms",
-                    spec.lock_path.display(),
-                    spec.limits.machine_wait.as_secs()
-                ),
-                None,
-            )
-        }
+        Ok(None) => return answer(
+            None,
+            String::new(),
+            format!(
+                "another gate or sweep held {} for {} s; wait for it, or raise --machine-wait-ms",
+                spec.lock_path.display(),
+                spec.limits.machine_wait.as_secs()
+            ),
+            None,
+        ),
         Err(e) => {
             return answer(
                 None,
@@ -269,18 +267,22 @@ fn usable(witnesses: &[Option<Witness>]) -> Vec<&Witness> {
 }
 
 /// The answer from a run: (work, headline, reason, figures).
-pub fn read(
-    path: &str,
-    run: &PairRatioRun,
-) -> (Option<Work>, String, String, Option<PairFigures>) {
+pub fn read(path: &str, run: &PairRatioRun) -> (Option<Work>, String, String, Option<PairFigures>) {
     if let Some(broken) = &run.broken {
-        return (None, String::new(), format!("the pair broke: {broken}"), None);
+        return (
+            None,
+            String::new(),
+            format!("the pair broke: {broken}"),
+            None,
+        );
     }
     if let Some(why) = &run.witness_unavailable {
         return (
             None,
             String::new(),
-            format!("no scheduler witness, and the clock alone cannot tell the four cases apart: {why}"),
+            format!(
+                "no scheduler witness, and the clock alone cannot tell the four cases apart: {why}"
+            ),
             None,
         );
     }
@@ -297,7 +299,12 @@ pub fn read(
     let parallelism = serving(&view);
     let control_p = serving(&control);
     let (Some(pg), Some(cg)) = (Spread::of(&group(&view)), Spread::of(&group(&control))) else {
-        return (None, String::new(), "the witness read no group figures".into(), None);
+        return (
+            None,
+            String::new(),
+            "the witness read no group figures".into(),
+            None,
+        );
     };
     let on_cpu: Vec<f64> = view.iter().map(|w| share(w, &|t| t.on_cpu_ns)).collect();
     let blocked: Vec<f64> = view.iter().map(|w| share(w, &|t| t.blocked_ns)).collect();

@@ -10,9 +10,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use runner::advise::options::{
-    AdviseOptions, SWEEP_CONNECTIONS, SWEEP_DURATION, SWEEP_WARMUP,
-};
+use runner::advise::options::{AdviseOptions, SWEEP_CONNECTIONS, SWEEP_DURATION, SWEEP_WARMUP};
 use runner::advise::{call, headroom, pair, render, AdviceReport};
 use runner::cli::AdviseArgs;
 use runner::exit::Outcome;
@@ -50,7 +48,10 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &AdviseArgs) ->
             }
         })
         .map_err(|e| e.to_string())?;
-        eprintln!("advise {}: question 1, does the work release the GIL?", opts.path);
+        eprintln!(
+            "advise {}: question 1, does the work release the GIL?",
+            opts.path
+        );
         let q1 = match &opts.call {
             Some(plan) => {
                 call::measure(
