@@ -37,8 +37,11 @@ use crate::spec::{Bound, Mode, Profile, ServerSettings, Trials};
 use crate::stats::{ratio_of_minima, Spread};
 use crate::witness::Witness;
 
-/// Trials per series; two series, so twice as many pairs.
+/// Trials: at least 5 (each one pair of the view and one of the control),
+/// then one more at a time while the reading stands between its bands, up
+/// to 15, as E19 does; still between after that: no answer.
 pub const TRIALS: u32 = 5;
+pub const TRIALS_MAX: u32 = 15;
 /// Handler threads of the pair's server: two, never four.
 pub const THREADS: u32 = 2;
 /// P at least this, and [`GAP_AT_LEAST`] over the holding control: the two
@@ -144,16 +147,18 @@ pub async fn measure(spec: &PairSpec<'_>) -> GilAnswer {
     };
     let lock = match MachineLock::acquire(spec.lock_path, spec.limits.machine_wait).await {
         Ok(Some(lock)) => lock,
-        Ok(None) => return answer(
-            None,
-            String::new(),
-            format!(
+        Ok(None) => {
+            return answer(
+                None,
+                String::new(),
+                format!(
                 "another gate or sweep held {} for {} s; wait for it, or raise --machine-wait-ms",
                 spec.lock_path.display(),
                 spec.limits.machine_wait.as_secs()
             ),
-            None,
-        ),
+                None,
+            )
+        }
         Err(e) => {
             return answer(
                 None,
@@ -232,7 +237,7 @@ async fn run_pair(spec: &PairSpec<'_>) -> Result<PairRatioRun, String> {
         (Ok(target), Ok(control_target), Ok(mut control)) => {
             let trials = Trials {
                 min: TRIALS,
-                max: TRIALS,
+                max: TRIALS_MAX,
             };
             Ok(measure::run(
                 [target, control_target],
@@ -240,7 +245,7 @@ async fn run_pair(spec: &PairSpec<'_>) -> Result<PairRatioRun, String> {
                 trials,
                 &mut control,
                 spec.limits,
-                &|_| true,
+                &|run| read(spec.path, run).0.is_some(),
                 &mut |_| {},
             )
             .await)
