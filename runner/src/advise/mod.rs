@@ -135,6 +135,12 @@ pub fn decide(q1: &GilAnswer, q2: &headroom::Headroom) -> Result<(Advice, String
         ));
     }
     if work == Work::Holds {
+        if fig.scaling_at(2).is_some_and(|s| s > FLAT_AT_MOST) {
+            return Err(format!(
+                "the figures disagree: the pair read the work as holding the GIL, yet two threads gave {}x req/s; run it again on a quieter machine",
+                fmt_x(fig.scaling_at(2))
+            ));
+        }
         return Ok((
             Advice::Workers {
                 workers: fig.cores as u32,
@@ -318,6 +324,9 @@ mod tests {
         );
         // Headroom by the CPU, but no scaling: the machine was busy.
         let e = decide(&q1(Some(Work::Releases)), &q2(85.0, 20.0, FLAT)).unwrap_err();
+        assert!(e.contains("disagree"), "{e}");
+        // Holding by the pair, yet two threads doubled.
+        let e = decide(&q1(Some(Work::Holds)), &q2(95.0, 5.0, RELEASE)).unwrap_err();
         assert!(e.contains("disagree"), "{e}");
         // Full by the CPU, yet two threads doubled.
         let e = decide(&q1(Some(Work::Releases)), &q2(185.0, 0.0, RELEASE)).unwrap_err();
