@@ -86,6 +86,11 @@ pub enum Command {
     /// on a fresh server per setting of threads and workers, with the
     /// server's CPU: the table users pick their thread and worker counts from.
     Sweep(SweepArgs),
+    /// The seed's deployment rule for one view: does its work release the
+    /// GIL (a pair with the scheduler witness, or --call's GIL probe), is
+    /// there headroom (a short sweep over 1, 2 and 4 threads), and one
+    /// recommendation: threads, spawned workers, no more threads, or the pool.
+    Advise(AdviseArgs),
     /// One closed-loop load against a server already running on loopback
     /// (no fresh server, no CPU figures): the runner's client side by side
     /// with wrk and oha (bench/anchors.py).
@@ -390,6 +395,55 @@ pub struct SweepArgs {
 
     /// How long each setting waits for a gate or sweep running on this
     /// machine (they take turns: two at once would measure each other).
+    #[arg(long, default_value_t = Limits::DEFAULT_MACHINE_WAIT_MS, value_name = "MS")]
+    pub machine_wait_ms: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct AdviseArgs {
+    /// The view to advise on. The fixture's /work gets a fresh seed per
+    /// request and every digest checked; other routes are checked for
+    /// status and body length only.
+    #[arg(
+        long,
+        default_value = "/work?mode=release&kib=8192",
+        value_name = "PATH"
+    )]
+    pub path: String,
+
+    /// Answer question 1 with the GIL probe of this call instead of a pair
+    /// on the view (time:sleep, package.module:Class.method).
+    #[arg(long, value_name = "MODULE:FUNCTION")]
+    pub call: Option<String>,
+
+    /// An argument of --call as a Python literal, repeatable: --arg 0.005.
+    #[arg(long = "arg", value_name = "LITERAL", allow_hyphen_values = true)]
+    pub args: Vec<String>,
+
+    /// Server profile: a name from specs/servers/ or a path to a profile file.
+    #[arg(long, default_value = "granian", value_name = "NAME|PATH")]
+    pub server: String,
+
+    /// Your own WSGI app, as MODULE:ATTR (needs --app-dir); the fixture
+    /// (fixtures/bareapp, app:app) by default.
+    #[arg(long, value_name = "MODULE:ATTR")]
+    pub app: Option<String>,
+
+    /// The folder --app is imported from (the server's working directory).
+    #[arg(long, value_name = "DIR")]
+    pub app_dir: Option<PathBuf>,
+
+    /// Print the answer as JSON on stdout (its JSON Schema:
+    /// `runner::advise::report_schema`).
+    #[arg(long)]
+    pub json: bool,
+
+    /// Bound on any one request (and on opening a connection).
+    #[arg(long, default_value_t = Limits::DEFAULT_REQUEST_MS, value_name = "MS")]
+    pub request_timeout_ms: u64,
+
+    /// How long each measurement waits for a gate or sweep running on this
+    /// machine (they take turns).
     #[arg(long, default_value_t = Limits::DEFAULT_MACHINE_WAIT_MS, value_name = "MS")]
     pub machine_wait_ms: u64,
 }

@@ -6,6 +6,10 @@
 //! pattern part is the same for every request, so we hash it once into a
 //! SHA-256 midstate and finish each seed from a clone: microseconds per
 //! request, so checking never competes with the server for a core.
+//!
+//! The `split` mode (the already-parallel view) hashes two halves on two
+//! helper threads and returns SHA-256(half digest || half digest || seed);
+//! both halves are the same bytes, so its midstate is two half digests.
 
 use sha2::{Digest, Sha256};
 
@@ -29,6 +33,25 @@ impl WorkDigest {
         Self { midstate }
     }
 
+    /// The `split` mode's fixed part: two digests of `kib / 2` KiB.
+    pub fn split(kib: u32) -> Self {
+        let half = Self::new(kib / 2).midstate.finalize();
+        let mut midstate = Sha256::new();
+        midstate.update(half);
+        midstate.update(half);
+        Self { midstate }
+    }
+
+    /// The digests of `/work?mode=MODE`: `split` has its own construction,
+    /// `release` and `hold` hash the same stream.
+    pub fn for_mode(mode: &str, kib: u32) -> Self {
+        if mode == "split" {
+            Self::split(kib)
+        } else {
+            Self::new(kib)
+        }
+    }
+
     /// The hex digest the fixture must return for `seed`.
     pub fn expected(&self, seed: u64) -> String {
         let mut h = self.midstate.clone();
@@ -48,6 +71,24 @@ mod tests {
         assert_eq!(
             WorkDigest::new(1024).expected(7),
             "fed4e60d5082d0135d64452ada9ac6993f5a16a04cd2f88acc0486eb7633a24b"
+        );
+    }
+
+    #[test]
+    fn split_matches_the_fixture() {
+        // python3 -c "from work import work; print(work('split', 1024, 7))"
+        // run in fixtures/bareapp.
+        assert_eq!(
+            WorkDigest::split(1024).expected(7),
+            "12be6d480e441aa2e7e6911b7d248736b71731e1da5b1714179eaf7efcaca25e"
+        );
+        assert_eq!(
+            WorkDigest::for_mode("split", 128).expected(7),
+            "27edf79f223cc485c56c54446a62086a3f7c32d1a967cf0b8f13a3663f14dc7a"
+        );
+        assert_ne!(
+            WorkDigest::for_mode("split", 1024).expected(7),
+            WorkDigest::for_mode("release", 1024).expected(7)
         );
     }
 

@@ -2,6 +2,7 @@
 //! out. The CLI (`main.rs`) parses flags, drives the engine and chooses the
 //! exit code; everything here measures, judges and reports through events.
 
+pub mod advise;
 pub mod bounded;
 pub mod cli;
 pub mod control;

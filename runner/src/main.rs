@@ -59,5 +59,6 @@ async fn dispatch(cli: Cli) -> commands::Finish {
         Command::GilProbe(args) => commands::gil_probe::run(&project, python, args).await,
         Command::Sweep(args) => commands::sweep::run(&project, python, args).await,
         Command::Load(args) => commands::load::run(args).await,
+        Command::Advise(args) => commands::advise::run(&project, python, args).await,
     }
 }

@@ -1,6 +1,7 @@
 //! One module per subcommand. Each returns a [`Finish`]; `main` turns it
 //! into the exit code.
 
+pub mod advise;
 pub mod check;
 pub mod gate;
 pub mod gil_probe;

@@ -79,12 +79,21 @@ impl Route {
                     "--path {path:?}: /work needs kib=N (1 to {MAX_WORK_KIB}), the KiB each request hashes"
                 ));
             };
-            if !matches!(param("mode"), Some("release" | "hold")) {
-                return Err(format!(
-                    "--path {path:?}: /work needs mode=release or mode=hold"
-                ));
-            }
-            Check::Digest(WorkDigest::new(kib))
+            let mode = match param("mode") {
+                Some(m @ ("release" | "hold")) => m,
+                Some("split") if kib % 128 == 0 => "split",
+                Some("split") => {
+                    return Err(format!(
+                        "--path {path:?}: mode=split needs kib a multiple of 128 (two halves of whole 64 KiB buffers)"
+                    ))
+                }
+                _ => {
+                    return Err(format!(
+                        "--path {path:?}: /work needs mode=release, mode=hold or mode=split"
+                    ))
+                }
+            };
+            Check::Digest(WorkDigest::for_mode(mode, kib))
         } else {
             Check::StatusAndLength
         };
@@ -109,6 +118,7 @@ impl Route {
                 match kv {
                     "mode=release" => return "releasing".into(),
                     "mode=hold" => return "holding".into(),
+                    "mode=split" => return "already parallel".into(),
                     _ => {}
                 }
             }

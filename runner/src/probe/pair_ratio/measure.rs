@@ -96,7 +96,11 @@ struct Lane {
 
 struct Session<'a> {
     plan: &'a PairRatioPlan,
+    /// The releasing work's digests (the capacity control's).
     digest: WorkDigest,
+    /// Each mode's digests, [under test, control] (`/work?mode=split` has
+    /// its own construction).
+    digests: [WorkDigest; 2],
     seeds: Seeds,
     limits: Limits,
     lanes: Vec<Lane>,
@@ -122,8 +126,10 @@ impl Session<'_> {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn check(
         &self,
+        slot: usize,
         mode: &Mode,
         lane: usize,
         conn: usize,
@@ -132,7 +138,7 @@ impl Session<'_> {
         result: Result<Reply, HttpError>,
     ) -> Result<Reply, Broken> {
         let l = &self.lanes[lane];
-        let digest = seed.map(|seed| self.digest.expected(seed));
+        let digest = seed.map(|seed| self.digests[slot].expected(seed));
         let asked = reply::Asked {
             mode: &mode.name,
             url,
@@ -157,7 +163,7 @@ impl Session<'_> {
         let result = self.lanes[lane].conns[conn]
             .get(&url, self.limits.request)
             .await;
-        let reply = self.check(mode, lane, conn, &url, seed, result)?;
+        let reply = self.check(slot, mode, lane, conn, &url, seed, result)?;
         Ok(ms(reply.elapsed))
     }
 
@@ -178,8 +184,8 @@ impl Session<'_> {
         let after = before
             .as_ref()
             .map(|_| Snapshot::of_pids(&self.lanes[lane].members));
-        let ra = self.check(mode, lane, 0, &url_a, seed_a, ra)?;
-        let rb = self.check(mode, lane, 1, &url_b, seed_b, rb)?;
+        let ra = self.check(slot, mode, lane, 0, &url_a, seed_a, ra)?;
+        let rb = self.check(slot, mode, lane, 1, &url_b, seed_b, rb)?;
         let who = |r: &Reply| (r.served_by.pid, r.served_by.thread_id);
         let served = [who(&ra), who(&rb)];
         let witness = before.zip(after).map(|(before, after)| {
@@ -213,6 +219,17 @@ fn members(target: Target) -> Vec<i32> {
 /// `/work` routes carry fixed work with a digest; anything else does not.
 pub fn is_work_route(path: &str) -> bool {
     path == "/work" || path.starts_with("/work?")
+}
+
+/// The `mode` of a `/work` route (`release` when it names none).
+fn work_mode(path: &str) -> &str {
+    path.split_once('?')
+        .map(|(_, q)| q)
+        .unwrap_or("")
+        .split('&')
+        .filter_map(|kv| kv.strip_prefix("mode="))
+        .next_back()
+        .unwrap_or("release")
 }
 
 fn ms(d: Duration) -> f64 {
@@ -373,6 +390,7 @@ async fn run_into(
     let mut s = Session {
         plan,
         digest: WorkDigest::new(plan.work_kib),
+        digests: modes.map(|m| WorkDigest::for_mode(work_mode(&m.path), plan.work_kib)),
         seeds: Seeds::new(),
         limits: args.limits,
         lanes,

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Decisiveness of `runner advise`: each of the fixture's four views advised
+N times (default 10) with the release binary, one after another (advise
+takes the machine lock like any gate), then a table of advice counts per
+view and the wall time of one advise (median and range).
+
+    cargo build --release -p runner
+    python3 bench/advise.py [--runs 10] [--server granian]
+
+Every view must come out the same in every run: a count below N in the
+expected column is a failure of the rule's decisiveness; any count in
+another advice's column is a wrong advice.
+"""
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BINARY = ROOT / "target" / "release" / "runner"
+VIEWS = [
+    ("releasing", "/work?mode=release&kib=8192", "threads"),
+    ("holding", "/work?mode=hold&kib=8192", "workers"),
+    ("sleeping", "/slow?ms=50", "pool"),
+    ("already parallel", "/work?mode=split&kib=8192", "remainder"),
+]
+KINDS = ["threads", "workers", "pool", "remainder", "none"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--server", default="granian")
+    args = ap.parse_args()
+    if not BINARY.exists():
+        sys.exit("build it first: cargo build --release -p runner")
+    counts = {name: {k: 0 for k in KINDS} for name, _, _ in VIEWS}
+    walls = []
+    notes = []
+    for run in range(args.runs):
+        # Interleaved: drift in the machine lands on every view alike.
+        for name, path, _ in VIEWS:
+            started = time.monotonic()
+            out = subprocess.run(
+                [str(BINARY), "advise", "--path", path, "--server", args.server, "--json"],
+                cwd=ROOT, capture_output=True, text=True, timeout=600,
+            )
+            walls.append(time.monotonic() - started)
+            try:
+                doc = json.loads(out.stdout)
+            except json.JSONDecodeError:
+                doc = {}
+            advice = (doc.get("advice") or {}).get("kind", "none")
+            counts[name][advice] += 1
+            if advice == "none":
+                notes.append("%s run %d: %s" % (name, run + 1, doc.get("reason", out.stderr.strip()[-300:])))
+            print("run %d %-17s %-10s %.1f s" % (run + 1, name, advice, walls[-1]), file=sys.stderr)
+    print("| view | expected | " + " | ".join(KINDS) + " |")
+    print("|---|---|" + "---:|" * len(KINDS))
+    wrong = 0
+    for name, _, expected in VIEWS:
+        row = counts[name]
+        wrong += sum(v for k, v in row.items() if k not in (expected, "none"))
+        print("| %s | %s | %s |" % (name, expected, " | ".join(str(row[k]) for k in KINDS)))
+    print()
+    print("wall time of one advise: median %.1f s [%.1f-%.1f] over %d runs"
+          % (statistics.median(walls), min(walls), max(walls), len(walls)))
+    print("wrong advice: %d" % wrong)
+    for n in notes:
+        print("no advice: " + n)
+    sys.exit(1 if wrong else 0)
+
+
+if __name__ == "__main__":
+    main()

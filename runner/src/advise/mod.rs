@@ -1,0 +1,341 @@
+//! `runner advise`: the seed note's deployment rule as a command. Two
+//! questions, each answered with figures, then one recommendation:
+//!
+//! 1. **Does the work release the GIL?** With `--call`, the GIL probe's
+//!    reading of that call (`gil`); otherwise an E19-style pair on the view
+//!    with the scheduler witness (`pair`): one server with two threads, one
+//!    request alone then two at once on two kept-alive connections. The
+//!    server's runnable parallelism P over each pair reads about 2 when the
+//!    two requests ran at once, about 1 when they took turns, and near 0
+//!    when the threads were asleep (a view that waits in a syscall).
+//! 2. **Is there headroom?** A short sweep over 1, 2 and 4 handler threads
+//!    (`headroom`): the cores one request in flight asks for (the server's
+//!    on-CPU plus run-queue time at one thread, as cores: the witness's
+//!    reading, which a busy machine cannot shrink), the machine's cores,
+//!    and the scaling from one thread to two and four.
+//!
+//! [`decide`] is the rule, a pure function of the two answers: a figure
+//! that cannot be had means no recommendation, never a guess. Measuring
+//! code never prints; `render` and the command do.
+
+pub mod call;
+pub mod headroom;
+pub mod options;
+pub mod pair;
+pub mod render;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// What question 1 found about the work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Work {
+    /// Releases the GIL and computes: two requests run at once.
+    Releases,
+    /// Holds the GIL: two requests take turns.
+    Holds,
+    /// Waits in a syscall (sleep, socket, database): the threads are asleep,
+    /// not on a CPU.
+    Waits,
+}
+
+impl Work {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Work::Releases => "releases the GIL",
+            Work::Holds => "holds the GIL",
+            Work::Waits => "waits in a syscall",
+        }
+    }
+}
+
+/// Question 1's answer: the reading and where it came from.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct GilAnswer {
+    /// None when the reading could not judge (`reason` says why).
+    pub work: Option<Work>,
+    /// `pair on /work?...` or `gil-probe time:sleep(0.005)`.
+    pub source: String,
+    /// One line: the figures the answer stands on.
+    pub headline: String,
+    pub reason: String,
+    /// The pair's figures (no `--call`).
+    pub pair: Option<pair::PairFigures>,
+    /// The GIL probe's figures (`--call`).
+    pub call: Option<crate::gil::GilFigures>,
+}
+
+/// The one recommendation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Advice {
+    /// The work releases and there is headroom: this many handler threads.
+    Threads { threads: u32 },
+    /// The work holds: one or two threads, and spawned workers.
+    Workers { workers: u32 },
+    /// The library is already parallel: one request fills the cores.
+    Remainder,
+    /// The view waits in a syscall: the pool is what it needs.
+    Pool,
+}
+
+impl Advice {
+    /// The recommendation as the report prints it.
+    pub fn line(self) -> String {
+        match self {
+            Advice::Threads { threads } => format!("threads: {threads}"),
+            Advice::Workers { workers } => format!(
+                "one or two threads; scale with spawned workers (`workers: {workers}, preload: false`)"
+            ),
+            Advice::Remainder => "more threads help only up to the remainder".into(),
+            Advice::Pool => "the pool is what this view needs".into(),
+        }
+    }
+}
+
+/// One request in flight asking for at least this share of every core
+/// counts as the library filling the machine.
+pub const FILLS_SHARE: f64 = 0.75;
+/// A view whose handler thread, serving back to back, is on a CPU less than
+/// this share of the time waits rather than computes.
+pub const WAITS_CPU_SHARE: f64 = 0.25;
+/// Threads "help" when a setting reaches this share of the best req/s.
+pub const NEAR_BEST: f64 = 0.9;
+/// Headroom by the CPU must show in the sweep: the best setting at least
+/// this many times one thread's req/s, or the figures disagree.
+pub const SCALES_AT_LEAST: f64 = 1.2;
+/// No headroom by the CPU must show too: two threads at most this many
+/// times one thread's req/s.
+pub const FLAT_AT_MOST: f64 = 1.5;
+
+/// The rule: the advice and its reason, or why there is none.
+pub fn decide(q1: &GilAnswer, q2: &headroom::Headroom) -> Result<(Advice, String), String> {
+    let work = q1
+        .work
+        .ok_or_else(|| format!("question 1 (does the work release the GIL?): {}", q1.reason))?;
+    let fig = q2
+        .figures
+        .as_ref()
+        .ok_or_else(|| format!("question 2 (is there headroom?): {}", q2.reason))?;
+    let cores = fig.cores as f64;
+    let one = fig.one_thread_cpu_pct / 100.0;
+    // The GIL probe says releases for a call that sleeps too; the sweep's
+    // one handler thread, serving back to back, says whether it computes.
+    let waits = work == Work::Waits || (work == Work::Releases && one < WAITS_CPU_SHARE);
+    if waits {
+        return Ok((
+            Advice::Pool,
+            format!(
+                "the view waits in a syscall: one request keeps its thread on a CPU {:.0}% of the time, so threads overlap the waits ({}x req/s at {} threads); the pool is built for this",
+                one * 100.0,
+                fmt_x(fig.best_scaling()),
+                fig.best_threads()
+            ),
+        ));
+    }
+    if work == Work::Holds {
+        if fig.scaling_at(2).is_some_and(|s| s > FLAT_AT_MOST) {
+            return Err(format!(
+                "the figures disagree: the pair read the work as holding the GIL, yet two threads gave {}x req/s; run it again on a quieter machine",
+                fmt_x(fig.scaling_at(2))
+            ));
+        }
+        return Ok((
+            Advice::Workers {
+                workers: fig.cores as u32,
+            },
+            format!(
+                "the work holds the GIL: one process is one request at a time ({}x req/s from 1 to {} threads), so more threads buy isolation only; {} cores, so {} spawned workers (preload off: each imports the app itself)",
+                fmt_x(fig.best_scaling()),
+                fig.best_threads(),
+                fig.cores,
+                fig.cores
+            ),
+        ));
+    }
+    let demand = fig.one_thread_demand();
+    let two = fig.scaling_at(2);
+    if demand >= FILLS_SHARE * cores {
+        if two.is_some_and(|s| s > FLAT_AT_MOST) {
+            return Err(format!(
+                "the figures disagree: one request already asks for {demand:.2} of {} cores, yet two threads gave {}x req/s; run it again on a quieter machine",
+                fig.cores,
+                fmt_x(two)
+            ));
+        }
+        return Ok((
+            Advice::Remainder,
+            format!(
+                "the work releases the GIL, but the library is already parallel: one request in flight asks for {demand:.2} of {} cores ({:.0}% CPU at one thread), so more threads only overlap what is left ({}x req/s at 2 threads)",
+                fig.cores,
+                fig.one_thread_cpu_pct,
+                fmt_x(two)
+            ),
+        ));
+    }
+    if fig.best_scaling().is_none_or(|s| s < SCALES_AT_LEAST) {
+        return Err(format!(
+            "the figures disagree: one request asks for {demand:.2} of {} cores, yet more threads gave at best {}x req/s (the machine may have been busy); run it again",
+            fig.cores,
+            fmt_x(fig.best_scaling())
+        ));
+    }
+    let threads = fig.enough_threads();
+    Ok((
+        Advice::Threads { threads },
+        format!(
+            "the work releases the GIL and there is headroom: one request asks for {demand:.2} of {} cores, and {threads} threads reach {}x req/s (within {:.0}% of the best swept)",
+            fig.cores,
+            fmt_x(fig.scaling_at(threads)),
+            (1.0 - NEAR_BEST) * 100.0
+        ),
+    ))
+}
+
+fn fmt_x(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".into(), |v| format!("{v:.2}"))
+}
+
+/// The `--json` document and what the terminal report prints.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct AdviceReport {
+    pub server: String,
+    pub app: String,
+    pub path: String,
+    pub question1: GilAnswer,
+    pub question2: headroom::Headroom,
+    /// None: a figure could not be had, and `reason` says which.
+    pub advice: Option<Advice>,
+    /// The advice as a line (`threads: 2`), where there is one.
+    pub recommendation: Option<String>,
+    pub reason: String,
+    pub elapsed_s: f64,
+}
+
+impl AdviceReport {
+    /// Judges the two answers by [`decide`].
+    pub fn new(
+        server: String,
+        app: String,
+        path: String,
+        question1: GilAnswer,
+        question2: headroom::Headroom,
+        elapsed_s: f64,
+    ) -> Self {
+        let (advice, reason) = match decide(&question1, &question2) {
+            Ok((a, r)) => (Some(a), r),
+            Err(r) => (None, r),
+        };
+        Self {
+            server,
+            app,
+            path,
+            question1,
+            question2,
+            recommendation: advice.map(Advice::line),
+            advice,
+            reason,
+            elapsed_s,
+        }
+    }
+}
+
+/// The JSON Schema of the `--json` document.
+pub fn report_schema() -> String {
+    let schema = schemars::schema_for!(AdviceReport);
+    serde_json::to_string_pretty(&schema).unwrap_or_default() + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::headroom::{Headroom, HeadroomFigures, Point};
+    use super::*;
+
+    fn q1(work: Option<Work>) -> GilAnswer {
+        GilAnswer {
+            work,
+            source: "test".into(),
+            headline: String::new(),
+            reason: "the pair's P read 1.5, between the bands".into(),
+            pair: None,
+            call: None,
+        }
+    }
+
+    /// A sweep on 2 cores: CPU and run-queue % at one thread, req/s per threads.
+    fn q2(cpu: f64, rq: f64, rps: &[(u32, f64)]) -> Headroom {
+        let base = rps[0].1;
+        Headroom {
+            figures: Some(HeadroomFigures {
+                cores: 2,
+                one_thread_cpu_pct: cpu,
+                one_thread_run_queue_pct: rq,
+                points: rps
+                    .iter()
+                    .map(|&(threads, r)| Point {
+                        threads,
+                        requests_per_s: r,
+                        scaling: r / base,
+                        cpu_pct: None,
+                        run_queue_pct: None,
+                    })
+                    .collect(),
+            }),
+            reason: String::new(),
+        }
+    }
+
+    const RELEASE: &[(u32, f64)] = &[(1, 160.0), (2, 390.0), (4, 380.0)];
+    const FLAT: &[(u32, f64)] = &[(1, 180.0), (2, 185.0), (4, 178.0)];
+    const SLEEP: &[(u32, f64)] = &[(1, 19.0), (2, 38.0), (4, 76.0)];
+
+    #[test]
+    fn the_four_advices() {
+        let threads = decide(&q1(Some(Work::Releases)), &q2(85.0, 20.0, RELEASE)).unwrap();
+        assert_eq!(threads.0, Advice::Threads { threads: 2 });
+        let workers = decide(&q1(Some(Work::Holds)), &q2(95.0, 5.0, FLAT)).unwrap();
+        assert_eq!(workers.0, Advice::Workers { workers: 2 });
+        let remainder = decide(&q1(Some(Work::Releases)), &q2(185.0, 20.0, FLAT)).unwrap();
+        assert_eq!(remainder.0, Advice::Remainder);
+        let pool = decide(&q1(Some(Work::Waits)), &q2(3.0, 0.0, SLEEP)).unwrap();
+        assert_eq!(pool.0, Advice::Pool);
+        // A call that sleeps reads "releases"; the sweep's CPU says it waits.
+        let pool = decide(&q1(Some(Work::Releases)), &q2(3.0, 0.0, SLEEP)).unwrap();
+        assert_eq!(pool.0, Advice::Pool);
+        assert!(pool.1.contains("3%"), "{}", pool.1);
+    }
+
+    #[test]
+    fn a_missing_or_contradicting_figure_gives_no_advice() {
+        let e = decide(&q1(None), &q2(85.0, 20.0, RELEASE)).unwrap_err();
+        assert!(
+            e.starts_with("question 1") && e.contains("between the bands"),
+            "{e}"
+        );
+        let none = Headroom {
+            figures: None,
+            reason: "no scheduler accounting".into(),
+        };
+        let e = decide(&q1(Some(Work::Holds)), &none).unwrap_err();
+        assert!(
+            e.starts_with("question 2") && e.contains("no scheduler"),
+            "{e}"
+        );
+        // Headroom by the CPU, but no scaling: the machine was busy.
+        let e = decide(&q1(Some(Work::Releases)), &q2(85.0, 20.0, FLAT)).unwrap_err();
+        assert!(e.contains("disagree"), "{e}");
+        // Holding by the pair, yet two threads doubled.
+        let e = decide(&q1(Some(Work::Holds)), &q2(95.0, 5.0, RELEASE)).unwrap_err();
+        assert!(e.contains("disagree"), "{e}");
+        // Full by the CPU, yet two threads doubled.
+        let e = decide(&q1(Some(Work::Releases)), &q2(185.0, 0.0, RELEASE)).unwrap_err();
+        assert!(e.contains("disagree"), "{e}");
+    }
+
+    #[test]
+    fn the_schema_names_the_advice() {
+        let s = report_schema();
+        assert!(s.contains("AdviceReport") && s.contains("remainder"), "{s}");
+    }
+}

@@ -1,0 +1,161 @@
+//! `runner advise` end to end: the real binary, granian, real HTTP on
+//! loopback, the fixture's four views, each giving its advice with its
+//! figures; `--call` feeding question 1; an unusable view giving exit 2
+//! with the reason and no advice. Decisions come from the scheduler
+//! witness against the holding control, and from ratios; a machine too
+//! busy to tell reads "cannot judge" (exit 2), which these tests report as
+//! such rather than as a wrong advice.
+
+mod common;
+
+use common::runner;
+use serde_json::Value;
+
+fn advise(args: &[&str]) -> (i32, Value, String) {
+    let out = runner()
+        .arg("advise")
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("no JSON ({e}); stderr:\n{stderr}"));
+    (out.status.code().unwrap_or(-1), json, stderr)
+}
+
+/// Advises on `path` and checks the advice kind and the figures behind it.
+fn expect(args: &[&str], kind: &str, work: &str) -> Value {
+    let (code, j, stderr) = advise(args);
+    assert_eq!(
+        (code, j["advice"]["kind"].as_str()),
+        (0, Some(kind)),
+        "{args:?}: {}\nreason: {}\nstderr:\n{stderr}",
+        j["question1"]["headline"],
+        j["reason"]
+    );
+    assert_eq!(j["question1"]["work"], work, "{j}");
+    let q2 = &j["question2"]["figures"];
+    assert_eq!(q2["points"].as_array().unwrap().len(), 3, "{j}");
+    assert!(q2["cores"].as_u64().unwrap() >= 1);
+    assert!(q2["one_thread_cpu_pct"].as_f64().is_some());
+    assert!(j["recommendation"].as_str().is_some());
+    j
+}
+
+#[test]
+fn releasing_view_gets_threads() {
+    let j = expect(
+        &["--path", "/work?mode=release&kib=8192"],
+        "threads",
+        "releases",
+    );
+    let pair = &j["question1"]["pair"];
+    assert!(
+        pair["parallelism"]["median"].as_f64().unwrap() >= 1.75,
+        "{j}"
+    );
+    assert!(j["advice"]["threads"].as_u64().unwrap() >= 2, "{j}");
+}
+
+#[test]
+fn holding_view_gets_workers() {
+    let j = expect(&["--path", "/work?mode=hold&kib=8192"], "workers", "holds");
+    assert!(j["recommendation"]
+        .as_str()
+        .unwrap()
+        .contains("preload: false"));
+    assert!(
+        j["question1"]["pair"]["parallelism"]["median"]
+            .as_f64()
+            .unwrap()
+            <= 1.6
+    );
+}
+
+#[test]
+fn sleeping_view_gets_the_pool() {
+    let j = expect(&["--path", "/slow?ms=50"], "pool", "waits");
+    let pair = &j["question1"]["pair"];
+    assert!(
+        pair["group_parallelism"]["median"].as_f64().unwrap() < 0.5,
+        "{j}"
+    );
+    assert!(
+        pair["serving_on_cpu"]["median"].as_f64().unwrap() < 0.25,
+        "{j}"
+    );
+    // The pair reads about 1.0x by the clock: the two sleeps overlap.
+    assert!(pair["wall_ratio"].as_f64().unwrap() < 1.3, "{j}");
+}
+
+#[test]
+fn already_parallel_view_gets_no_more_threads() {
+    let j = expect(
+        &["--path", "/work?mode=split&kib=8192"],
+        "remainder",
+        "releases",
+    );
+    let q2 = &j["question2"]["figures"];
+    let demand = (q2["one_thread_cpu_pct"].as_f64().unwrap()
+        + q2["one_thread_run_queue_pct"].as_f64().unwrap())
+        / 100.0;
+    assert!(demand >= 0.75 * q2["cores"].as_f64().unwrap(), "{j}");
+}
+
+#[test]
+fn a_call_feeds_question_one() {
+    // time.sleep releases the GIL; on the releasing view the rule then
+    // reads the sweep.
+    let (code, j, stderr) = advise(&[
+        "--path",
+        "/slow?ms=20",
+        "--call",
+        "time:sleep",
+        "--arg",
+        "0.005",
+    ]);
+    assert_eq!(j["question1"]["work"], "releases", "{j}\n{stderr}");
+    assert!(j["question1"]["source"]
+        .as_str()
+        .unwrap()
+        .starts_with("gil-probe"));
+    assert!(j["question1"]["call"].is_object());
+    // It sleeps: its thread is off a CPU, so the pool.
+    assert_eq!(
+        (code, j["advice"]["kind"].as_str()),
+        (0, Some("pool")),
+        "{j}"
+    );
+    // Bytecode holds it.
+    let (code, j, stderr) = advise(&[
+        "--path",
+        "/work?mode=hold&kib=8192",
+        "--call",
+        "controls:bytecode",
+        "--arg",
+        "20000",
+    ]);
+    assert_eq!(j["question1"]["work"], "holds", "{j}\n{stderr}");
+    assert_eq!(
+        (code, j["advice"]["kind"].as_str()),
+        (0, Some("workers")),
+        "{j}"
+    );
+}
+
+#[test]
+fn an_unusable_view_gives_exit_2_and_the_reason() {
+    let (code, j, _) = advise(&["--path", "/no-such-route"]);
+    assert_eq!(code, 2, "{j}");
+    assert!(
+        j["advice"].is_null() && j["recommendation"].is_null(),
+        "{j}"
+    );
+    let reason = j["reason"].as_str().unwrap();
+    assert!(reason.contains("404"), "{reason}");
+    // A bad flag never measures.
+    let out = runner().args(["advise", "--arg", "1"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--call"));
+}
