@@ -211,6 +211,7 @@ async fn run_pair(spec: &PairSpec<'_>) -> Result<PairRatioRun, String> {
         connections_at_most: 2,
         fail_confirm_factor: 1,
         serialised_at_most: None,
+        free_core_trials: 5,
     };
     let mut pool = ServerPool::new(PoolSpec {
         row_id: "advise".into(),

@@ -5,7 +5,7 @@
 //! run-queue time and counts as runnable; waiting for the GIL or a lock is
 //! sleep and does not).
 //!
-//! - With a free core (at least `trials.min` trials whose capacity sample
+//! - With a free core (at least `free_core_trials` trials whose capacity sample
 //!   found one), the wall gap decides and the witness must agree; where
 //!   they disagree the verdict is "cannot judge", naming both.
 //! - With no free core, the wall ratio is not usable and the witness
@@ -491,11 +491,12 @@ fn assess(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Judged<Pa
         "{} {:.2}x ({}), {} {:.2}x ({}), gap {gap:.2} (needs >= {:.2})",
         u.name, u.ratio, u.bound, c.name, c.ratio, c.bound, plan.gap_at_least
     );
-    if k < trials.min {
+    let needs_free = plan.free_core_trials_needed(trials);
+    if k < needs_free {
         let no_core = format!(
             "no free core: in only {k} of {n} trials did the same releasing work twice at once with no server in \
              the path read <= {:.2}x (best {capacity:.2}x; needs {} such trials)",
-            plan.capacity_at_most, trials.min
+            plan.capacity_at_most, needs_free
         );
         let Some(claim) = call else {
             let witness = match &figures.witness_note {
@@ -656,6 +657,7 @@ mod tests {
             connections_at_most: 2,
             fail_confirm_factor: 2,
             serialised_at_most: None,
+            free_core_trials: 5,
         }
     }
 

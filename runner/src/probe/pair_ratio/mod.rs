@@ -55,6 +55,16 @@ pub struct PairRatioFile {
     /// explain counted as runnable, reads at most this: the threads
     /// provably took turns. Unset: the witness never fails a row.
     pub serialised_at_most: Option<f64>,
+    /// Trials whose capacity sample found a free core that the wall figures
+    /// need before they decide (default 5; never more than `trials.max`).
+    /// Apart from the trial budget, so that sign-off's longer budget asks
+    /// for more evidence, not for a free core in every one of its trials.
+    #[serde(default = "default_free_core_trials")]
+    pub free_core_trials: u32,
+}
+
+fn default_free_core_trials() -> u32 {
+    5
 }
 
 fn default_connections() -> u32 {
@@ -78,9 +88,15 @@ pub struct PairRatioPlan {
     pub connections_at_most: u32,
     pub fail_confirm_factor: u32,
     pub serialised_at_most: Option<f64>,
+    pub free_core_trials: u32,
 }
 
 impl PairRatioPlan {
+    /// Trials with a free core the wall figures need before they decide.
+    pub fn free_core_trials_needed(&self, trials: Trials) -> u32 {
+        self.free_core_trials.min(trials.max)
+    }
+
     /// Trials with a free core a fail needs before it is final.
     pub fn fail_needs(&self, trials: Trials) -> u32 {
         (self.fail_confirm_factor * trials.min).min(trials.max)
@@ -140,6 +156,12 @@ impl Probe for PairRatio {
             1..=10,
             err,
         )?;
+        int_in_range(
+            &key(at, "free_core_trials"),
+            block.free_core_trials,
+            1..=1000,
+            err,
+        )?;
         if let Some(v) = block.serialised_at_most {
             ratio_in_range(&key(at, "serialised_at_most"), v, err)?;
         }
@@ -156,6 +178,7 @@ impl Probe for PairRatio {
             connections_at_most: block.connections_at_most,
             fail_confirm_factor: block.fail_confirm_factor,
             serialised_at_most: block.serialised_at_most,
+            free_core_trials: block.free_core_trials,
         })
     }
 
