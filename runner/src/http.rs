@@ -212,12 +212,13 @@ impl Connection {
             .get(hyper::header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse().ok());
-        let body = Limited::new(response.into_body(), self.body_limit)
+        let limit = self.body_limit;
+        let body = Limited::new(response.into_body(), limit)
             .collect()
             .await
             .map_err(|e| {
                 if e.is::<LengthLimitError>() {
-                    HttpError::TooLarge(MAX_BODY_BYTES)
+                    HttpError::TooLarge(limit)
                 } else {
                     HttpError::Transport(format!("reading the body: {}", with_causes(&*e)))
                 }

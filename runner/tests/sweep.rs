@@ -338,7 +338,7 @@ fn a_user_app_sweeps_with_work_not_verified() {
         errors["samples"]["transport"]
             .as_str()
             .unwrap()
-            .contains("length limit"),
+            .contains("the body is over the runner's 16777216-byte cap"),
         "{ctx}"
     );
 }
