@@ -617,7 +617,7 @@ fn assess(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Judged<Pa
             figures.witness = WitnessRole::Silent;
             (
                 v,
-                format!("{reason}; the scheduler witness's own control did not separate ({witness_said})"),
+                format!("{reason}; the scheduler witness could not decide ({witness_said})"),
             )
         }
     };
