@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use runner::cli::LoadArgs;
 use runner::load::{self, route::Route, LoadPlan};
-use runner::sweep::options::parse_duration;
+use runner::sweep::options::load_window;
 use runner::sweep::table::{check_text, num};
 use runner::verdict::Verdict;
 
@@ -32,23 +32,12 @@ fn options(args: &LoadArgs) -> Result<LoadOptions, String> {
         ));
     }
     let route = Route::parse(&args.path, !args.no_digest)?;
-    if !(1..=1024).contains(&args.connections) {
-        return Err(format!("--connections {}: use 1 to 1024", args.connections));
-    }
-    let duration = parse_duration("--duration", &args.duration)?;
-    if duration < Duration::from_millis(100) || duration > Duration::from_secs(3600) {
-        return Err(format!("--duration {}: use 100ms to 1h", args.duration));
-    }
-    let warmup = parse_duration("--warmup", &args.warmup)?;
-    if warmup > Duration::from_secs(600) {
-        return Err(format!("--warmup {}: use 0s to 10m", args.warmup));
-    }
-    if !(100..=600_000).contains(&args.request_timeout_ms) {
-        return Err(format!(
-            "--request-timeout-ms {}: use 100 to 600000",
-            args.request_timeout_ms
-        ));
-    }
+    let (duration, warmup) = load_window(
+        args.connections,
+        &args.duration,
+        &args.warmup,
+        args.request_timeout_ms,
+    )?;
     Ok(LoadOptions {
         plan: LoadPlan {
             addr,

@@ -89,23 +89,12 @@ impl SweepOptions {
         }
         let threads = knob_values("--threads", &args.threads, 256)?;
         let workers = knob_values("--workers", &args.workers, 64)?;
-        if !(1..=1024).contains(&args.connections) {
-            return Err(format!("--connections {}: use 1 to 1024", args.connections));
-        }
-        let duration = parse_duration("--duration", &args.duration)?;
-        if duration < Duration::from_millis(100) || duration > Duration::from_secs(3600) {
-            return Err(format!("--duration {}: use 100ms to 1h", args.duration));
-        }
-        let warmup = parse_duration("--warmup", &args.warmup)?;
-        if warmup > Duration::from_secs(600) {
-            return Err(format!("--warmup {}: use 0s to 10m", args.warmup));
-        }
-        if !(100..=600_000).contains(&args.request_timeout_ms) {
-            return Err(format!(
-                "--request-timeout-ms {}: use 100 to 600000",
-                args.request_timeout_ms
-            ));
-        }
+        let (duration, warmup) = load_window(
+            args.connections,
+            &args.duration,
+            &args.warmup,
+            args.request_timeout_ms,
+        )?;
         for (flag, path) in [
             ("--json", &args.json),
             ("--csv", &args.csv),
@@ -173,6 +162,34 @@ fn knob_values(flag: &str, values: &[u32], max: u32) -> Result<Vec<u32>, String>
 
 /// `5s`, `500ms`, `1.5s`, `2m`. By hand: four units, and a crate's wider
 /// grammar (`1h 30m`, `1 day`) would be accepted here and mean nothing.
+/// The flags every closed load shares (`runner sweep`, `runner load`),
+/// checked once: `--connections`, `--duration`, `--warmup`,
+/// `--request-timeout-ms`. Returns the duration and the warm-up.
+pub fn load_window(
+    connections: u32,
+    duration: &str,
+    warmup: &str,
+    request_timeout_ms: u64,
+) -> Result<(Duration, Duration), String> {
+    if !(1..=1024).contains(&connections) {
+        return Err(format!("--connections {connections}: use 1 to 1024"));
+    }
+    let d = parse_duration("--duration", duration)?;
+    if d < Duration::from_millis(100) || d > Duration::from_secs(3600) {
+        return Err(format!("--duration {duration}: use 100ms to 1h"));
+    }
+    let w = parse_duration("--warmup", warmup)?;
+    if w > Duration::from_secs(600) {
+        return Err(format!("--warmup {warmup}: use 0s to 10m"));
+    }
+    if !(100..=600_000).contains(&request_timeout_ms) {
+        return Err(format!(
+            "--request-timeout-ms {request_timeout_ms}: use 100 to 600000"
+        ));
+    }
+    Ok((d, w))
+}
+
 pub fn parse_duration(flag: &str, text: &str) -> Result<Duration, String> {
     let t = text.trim();
     let split = t
