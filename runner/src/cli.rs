@@ -46,12 +46,15 @@ pub enum Command {
         #[arg(long, value_delimiter = ',', value_name = "ROW,...|all")]
         rows: Vec<String>,
     },
-    /// Print the JSON Schema of a row file (checked in as
-    /// specs/row.schema.json), or with --report of the JSON report (checked
-    /// in as runner/schema/report.schema.json).
+    /// Print a JSON Schema: of a row file (checked in as
+    /// specs/row.schema.json), a sweep row (specs/sweeps/row.schema.json),
+    /// or a JSON report (runner/schema/WHAT.schema.json).
     Schema {
-        /// The JSON report's schema instead of a row's.
-        #[arg(long)]
+        /// Which file's schema.
+        #[arg(value_enum, default_value = "row", value_name = "WHAT")]
+        what: SchemaOf,
+        /// The same as `report` (kept for scripts that used it).
+        #[arg(long, hide = true)]
         report: bool,
     },
     /// List the SPEC rows.
@@ -95,6 +98,45 @@ pub enum Command {
     /// (no fresh server, no CPU figures): the runner's client side by side
     /// with wrk and oha (bench/anchors.py).
     Load(LoadArgs),
+}
+
+/// The files `runner schema` describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SchemaOf {
+    /// A gate row, specs/*.yaml.
+    Row,
+    /// `runner gate --json` and the other gate reports.
+    Report,
+    /// A sweep row, specs/sweeps/*.yaml.
+    SweepRow,
+    /// `runner sweep --json`.
+    SweepReport,
+    /// `runner advise --json`.
+    AdviseReport,
+}
+
+impl SchemaOf {
+    /// The schema, as the checked-in file holds it.
+    pub fn render(self) -> String {
+        match self {
+            SchemaOf::Row => crate::row::row_schema(),
+            SchemaOf::Report => crate::report::json::report_schema(),
+            SchemaOf::SweepRow => crate::sweep::row::schema(),
+            SchemaOf::SweepReport => crate::sweep::report_schema(),
+            SchemaOf::AdviseReport => crate::advise::report_schema(),
+        }
+    }
+
+    /// Where it is checked in, from the project root.
+    pub fn checked_in(self) -> &'static str {
+        match self {
+            SchemaOf::Row => "specs/row.schema.json",
+            SchemaOf::Report => "runner/schema/report.schema.json",
+            SchemaOf::SweepRow => "specs/sweeps/row.schema.json",
+            SchemaOf::SweepReport => "runner/schema/sweep-report.schema.json",
+            SchemaOf::AdviseReport => "runner/schema/advise-report.schema.json",
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -321,6 +363,15 @@ pub struct LoadArgs {
 
 #[derive(Debug, Args)]
 pub struct SweepArgs {
+    /// A sweep row to run: an id from specs/sweeps/ or a path to a sweep
+    /// row file. Its keys stand for the route and knob flags; --server
+    /// overrides its server, and the report flags still apply.
+    #[arg(
+        value_name = "ROW",
+        conflicts_with_all = ["paths", "threads", "workers", "connections", "duration", "warmup", "app", "app_dir", "request_timeout_ms"]
+    )]
+    pub row: Option<String>,
+
     /// The route to load. Give it more than once to sweep several routes
     /// side by side (each a line on the plot), e.g. the releasing and the
     /// holding mode of /work. The fixture's /work gets a fresh seed per
@@ -333,9 +384,10 @@ pub struct SweepArgs {
     )]
     pub paths: Vec<String>,
 
-    /// Server profile: a name from specs/servers/ or a path to a profile file.
-    #[arg(long, default_value = "granian", value_name = "NAME|PATH")]
-    pub server: String,
+    /// Server profile: a name from specs/servers/ or a path to a profile
+    /// file [default: granian, or the row's].
+    #[arg(long, value_name = "NAME|PATH")]
+    pub server: Option<String>,
 
     /// Handler threads to sweep, comma-separated.
     #[arg(
@@ -397,6 +449,31 @@ pub struct SweepArgs {
     /// machine (they take turns: two at once would measure each other).
     #[arg(long, default_value_t = Limits::DEFAULT_MACHINE_WAIT_MS, value_name = "MS")]
     pub machine_wait_ms: u64,
+}
+
+impl SweepArgs {
+    /// The flags left at their defaults, for a sweep row to fill in (the
+    /// row's keys take the flags' defaults: `sweep::row`).
+    pub fn default_for_row() -> Self {
+        Self {
+            row: None,
+            paths: Vec::new(),
+            server: None,
+            threads: Vec::new(),
+            workers: Vec::new(),
+            connections: crate::sweep::row::DEFAULT_CONNECTIONS,
+            duration: crate::sweep::row::DEFAULT_DURATION.into(),
+            warmup: crate::sweep::row::DEFAULT_WARMUP.into(),
+            app: None,
+            app_dir: None,
+            json: None,
+            csv: None,
+            markdown: None,
+            svg: None,
+            request_timeout_ms: Limits::DEFAULT_REQUEST_MS,
+            machine_wait_ms: Limits::DEFAULT_MACHINE_WAIT_MS,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

@@ -43,12 +43,13 @@ async fn dispatch(cli: Cli) -> commands::Finish {
         Command::List => commands::list::run(&project),
         Command::Check { files } => commands::check::run(&project, files),
         Command::Prepare { rows } => commands::prepare::run(&project, python, rows),
-        Command::Schema { report } => {
-            if *report {
-                print!("{}", runner::report::json::report_schema());
+        Command::Schema { what, report } => {
+            let what = if *report {
+                runner::cli::SchemaOf::Report
             } else {
-                print!("{}", runner::row::row_schema());
-            }
+                *what
+            };
+            print!("{}", what.render());
             commands::Finish::ok()
         }
         Command::Gate(args) => commands::gate::run(&project, python, args).await,

@@ -44,7 +44,6 @@ fn expect(args: &[&str], kind: &str, work: &str) -> Value {
 }
 
 #[test]
-#[ignore = "needs a quiet machine: under load the releasing and holding views end in cannot judge 3-6 times in 10 (issue 12 stays open); run with --include-ignored or bench/advise.py"]
 fn releasing_view_gets_threads() {
     let j = expect(
         &["--path", "/work?mode=release&kib=8192"],
@@ -52,27 +51,32 @@ fn releasing_view_gets_threads() {
         "releases",
     );
     let pair = &j["question1"]["pair"];
+    let p = pair["parallelism"]["median"].as_f64().unwrap();
+    let control = pair["control_parallelism"]["median"].as_f64().unwrap();
+    assert!(p >= 1.5 && p - control >= 0.5, "{j}");
+    // The pair timed E19's 24 MiB, not the 8 MiB asked for (about 5 ms:
+    // one GIL switch interval).
     assert!(
-        pair["parallelism"]["median"].as_f64().unwrap() >= 1.75,
+        j["question1"]["source"]
+            .as_str()
+            .unwrap()
+            .contains("24576 KiB"),
         "{j}"
     );
     assert!(j["advice"]["threads"].as_u64().unwrap() >= 2, "{j}");
 }
 
 #[test]
-#[ignore = "needs a quiet machine: under load the releasing and holding views end in cannot judge 3-6 times in 10 (issue 12 stays open); run with --include-ignored or bench/advise.py"]
 fn holding_view_gets_workers() {
     let j = expect(&["--path", "/work?mode=hold&kib=8192"], "workers", "holds");
     assert!(j["recommendation"]
         .as_str()
         .unwrap()
         .contains("preload: false"));
-    assert!(
-        j["question1"]["pair"]["parallelism"]["median"]
-            .as_f64()
-            .unwrap()
-            <= 1.6
-    );
+    let pair = &j["question1"]["pair"];
+    let p = pair["parallelism"]["median"].as_f64().unwrap();
+    let control = pair["control_parallelism"]["median"].as_f64().unwrap();
+    assert!(p <= 1.6 && (p - control).abs() <= 0.25, "{j}");
 }
 
 #[test]

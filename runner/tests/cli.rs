@@ -80,6 +80,46 @@ fn the_checked_in_report_schema_is_current() {
 }
 
 #[test]
+fn every_checked_in_schema_is_current() {
+    // (what, a name the schema must hold, so a stale copy can be made)
+    for (what, file, key) in [
+        ("row", "specs/row.schema.json", "\"worker-census\""),
+        (
+            "report",
+            "runner/schema/report.schema.json",
+            "\"keepalive-isolation\"",
+        ),
+        (
+            "sweep-row",
+            "specs/sweeps/row.schema.json",
+            "\"request_timeout_ms\"",
+        ),
+        (
+            "sweep-report",
+            "runner/schema/sweep-report.schema.json",
+            "\"digests_checked\"",
+        ),
+        (
+            "advise-report",
+            "runner/schema/advise-report.schema.json",
+            "\"control_unconvoyed\"",
+        ),
+    ] {
+        let checked_in = std::fs::read_to_string(common::root().join(file))
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+        generated_matches(&["schema", what], file, &checked_in).unwrap();
+        // Twin: the same file with a field renamed is caught.
+        let stale = checked_in.replacen(key, "\"renamed\"", 1);
+        assert_ne!(stale, checked_in, "{file} has no {key}");
+        let e = generated_matches(&["schema", what], file, &stale).unwrap_err();
+        assert!(
+            e.contains(&format!("runner -- schema {what} > {file}")),
+            "{e}"
+        );
+    }
+}
+
+#[test]
 fn the_checked_in_row_schema_is_current() {
     let checked_in = std::fs::read_to_string(common::root().join("specs/row.schema.json")).unwrap();
     schema_matches(&checked_in).unwrap();

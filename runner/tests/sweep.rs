@@ -451,3 +451,87 @@ fn a_server_that_will_not_start_or_cannot_set_threads_is_not_measured() {
     assert_eq!(s.settings()[0]["status"], "not-applicable", "{ctx}");
     assert!(s.table.contains("cannot express `threads`"), "{ctx}");
 }
+
+/// A sweep row in a temp folder (named as its id), on the fault server.
+fn sweep_row(dir: &Path, threads: &str) -> PathBuf {
+    let profile = fault_profile(dir, "none");
+    let row = format!(
+        "id: my-sweep\ntitle: Threads on the fault server\nclaim: more threads, more req/s\nsweep:\n  server: {}\n  paths: ['/work?mode=release&kib=64']\n  threads: {threads}\n  duration: 700ms\n  warmup: 200ms\n",
+        profile.display()
+    );
+    let path = dir.join("my-sweep.yaml");
+    std::fs::write(&path, row).unwrap();
+    path
+}
+
+#[test]
+fn a_sweep_row_runs_as_its_flags_would() {
+    let dir = tempfile::tempdir().unwrap();
+    let row = sweep_row(dir.path(), "[1, 2]");
+    let (json, md) = (dir.path().join("r.json"), dir.path().join("r.md"));
+    let out = runner()
+        .arg("sweep")
+        .arg(&row)
+        .arg("--json")
+        .arg(&json)
+        .arg("--markdown")
+        .arg(&md)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let j: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(j["row"]["id"], "my-sweep", "{j}");
+    let threads: Vec<u64> = j["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["setting"]["threads"].as_u64().unwrap())
+        .collect();
+    assert_eq!(threads, [1, 2]);
+    assert!(
+        j["settings"][0]["load"]["digests_checked"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    assert!(
+        (j["duration_s"].as_f64().unwrap() - 0.7).abs() < 1e-9,
+        "{j}"
+    );
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        md.starts_with("## my-sweep: Threads on the fault server"),
+        "{md}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("my-sweep: "));
+}
+
+#[test]
+fn a_bad_sweep_row_names_its_line_and_key_and_starts_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let row = sweep_row(dir.path(), "[1, 0]");
+    let json = dir.path().join("r.json");
+    let out = runner()
+        .arg("sweep")
+        .arg(&row)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("my-sweep.yaml:7:"), "{stderr}");
+    assert!(
+        stderr.contains("`sweep.threads`: 0: use 1 to 256"),
+        "{stderr}"
+    );
+    assert!(!json.exists());
+    // A row with route flags beside it: clap refuses, naming both.
+    let out = runner()
+        .args(["sweep", "blocking-threads", "--threads", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"));
+}

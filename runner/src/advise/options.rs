@@ -39,20 +39,16 @@ impl AdviseOptions {
         let sweep = SweepOptions::from_args(
             &crate::cli::SweepArgs {
                 paths: vec![args.path.clone()],
-                server: args.server.clone(),
+                server: Some(args.server.clone()),
                 threads: vec![1],
-                workers: Vec::new(),
                 connections: SWEEP_CONNECTIONS,
                 duration: "1s".into(),
                 warmup: "0s".into(),
                 app: args.app.clone(),
                 app_dir: args.app_dir.clone(),
-                json: None,
-                csv: None,
-                markdown: None,
-                svg: None,
                 request_timeout_ms: args.request_timeout_ms,
                 machine_wait_ms: args.machine_wait_ms,
+                ..crate::cli::SweepArgs::default_for_row()
             },
             fixture_dir,
         )?;

@@ -23,6 +23,21 @@ use runner::{signals, spec};
 use super::{unusable, Finish};
 
 pub async fn run(project: &Project, python: Option<&Path>, args: &SweepArgs) -> Finish {
+    let row = match &args.row {
+        Some(wanted) => {
+            match sweep::row::resolve(
+                &project.specs_dir().join("sweeps"),
+                wanted,
+                &project.app_dir(),
+            ) {
+                Ok(row) => Some(row),
+                Err(e) => return unusable(&e.to_string()),
+            }
+        }
+        None => None,
+    };
+    let row_args = row.as_ref().map(|r| r.args(args));
+    let args = row_args.as_ref().unwrap_or(args);
     let opts = match SweepOptions::from_args(args, &project.app_dir()) {
         Ok(o) => o,
         Err(e) => return unusable(&e),
@@ -76,6 +91,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SweepArgs) -> 
     // An interrupted sweep never reached its own scaling pass.
     sweep::scale(&mut settings);
     let result = SweepResult {
+        row: row.as_ref().map(|r| r.reference()),
         server: plan.profile.name.clone(),
         app: plan.app.clone(),
         app_dir: plan.app_dir.clone(),

@@ -7,7 +7,7 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 /// Percentiles of one load, in milliseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Latency {
     pub p50_ms: f64,
     pub p90_ms: f64,

@@ -83,7 +83,7 @@ pub struct LoadProgress {
 
 /// What one load measured. Only requests that finished inside the measured
 /// window count; the warm-up's errors are kept apart.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct LoadResult {
     pub path: String,
     /// Whether every good reply's work was verified by a digest; false

@@ -11,7 +11,7 @@ use crate::http::{HttpError, Reply};
 use super::route::{Check, Request, Route};
 
 /// Why a request did not count as done.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ErrorKind {
     /// No complete reply within the request timeout.
@@ -64,7 +64,7 @@ impl ErrorKind {
 }
 
 /// Errors counted by kind, with the first message of each kind.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ErrorCounts {
     pub counts: BTreeMap<ErrorKind, u64>,
     /// The first message seen for each kind (bodies cut to 120 bytes).

@@ -1,6 +1,6 @@
 //! The JSON report (`--json`): every gate's row, server, verdict, figures and
 //! raw trial times, in one document. Its JSON Schema is generated from these
-//! types (`runner schema --report`, checked in as
+//! types (`runner schema report`, checked in as
 //! runner/schema/report.schema.json; a test fails when it is stale).
 
 use schemars::JsonSchema;

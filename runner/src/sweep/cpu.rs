@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::schedstat::{self, GroupDelta, Snapshot};
 
 /// The server's CPU over one window.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ServerCpu {
     /// On-CPU time of every task of the group, as a % of one core.
     pub cpu_pct: f64,

@@ -14,6 +14,7 @@
 pub mod cpu;
 pub mod export;
 pub mod options;
+pub mod row;
 pub mod table;
 pub mod terminal;
 
@@ -61,7 +62,7 @@ pub struct SweepContext<'a> {
 }
 
 /// One point of the sweep: a route on a server with these knobs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Setting {
     /// The route's short name (`releasing`, `holding`, or its path).
     pub label: String,
@@ -146,7 +147,7 @@ fn points(plan: &SweepPlan) -> Vec<(Setting, Arc<Route>)> {
 }
 
 /// How one setting ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
     /// Measured; every request good (and, for `/work`, every digest right).
@@ -172,7 +173,7 @@ impl Status {
 }
 
 /// The server one setting ran on.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ServerNote {
     pub argv: Vec<String>,
     pub pgid: i32,
@@ -185,7 +186,7 @@ pub struct ServerNote {
 }
 
 /// One setting's figures.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SettingResult {
     pub setting: Setting,
     pub status: Status,
@@ -209,8 +210,10 @@ impl SettingResult {
 }
 
 /// The whole sweep.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SweepResult {
+    /// The sweep row this ran (`runner sweep ROW`), if one.
+    pub row: Option<row::RowRef>,
     pub server: String,
     pub app: String,
     pub app_dir: PathBuf,
@@ -222,6 +225,13 @@ pub struct SweepResult {
     pub elapsed_s: f64,
     /// The signal that stopped the sweep early, if one did.
     pub interrupted: Option<String>,
+}
+
+/// The JSON Schema of `runner sweep --json`
+/// (runner/schema/sweep-report.schema.json).
+pub fn report_schema() -> String {
+    let schema = schemars::schema_for!(SweepResult);
+    serde_json::to_string_pretty(&schema).unwrap_or_default() + "\n"
 }
 
 impl SweepResult {

@@ -108,7 +108,10 @@ impl SweepOptions {
             .clone()
             .or_else(|| args.markdown.as_ref().map(|m| m.with_extension("svg")));
         Ok(Self {
-            server: args.server.clone(),
+            server: args
+                .server
+                .clone()
+                .unwrap_or_else(|| super::row::DEFAULT_SERVER.into()),
             routes,
             threads,
             workers,

@@ -106,7 +106,15 @@ pub fn render(result: &SweepResult) -> String {
         .max()
         .unwrap_or(7)
         .max(7);
-    let mut out = format!("sweep on {}: {}\n", result.server, table::describe(result));
+    let mut out = match &result.row {
+        Some(row) => format!("{}: {}\n", row.id, row.title),
+        None => String::new(),
+    };
+    out.push_str(&format!(
+        "sweep on {}: {}\n",
+        result.server,
+        table::describe(result)
+    ));
     out.push_str(&format!(
         "  {:<width$} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7}  {:<14} {}\n",
         "setting",

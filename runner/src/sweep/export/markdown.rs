@@ -11,11 +11,17 @@ fn cell(text: &str) -> String {
 
 /// `plot` is the link to the SVG, relative to the Markdown file.
 pub fn render(result: &SweepResult, plot: Option<&str>) -> String {
-    let mut out = format!(
-        "## sweep on {}\n\n{}\n\n",
-        cell(&result.server),
-        cell(&table::describe(result))
-    );
+    let mut out = match &result.row {
+        Some(row) => format!(
+            "## {}: {} ({})\n\n{}\n\n",
+            cell(&row.id),
+            cell(&row.title),
+            cell(&result.server),
+            cell(&row.claim)
+        ),
+        None => format!("## sweep on {}\n\n", cell(&result.server)),
+    };
+    out.push_str(&format!("{}\n\n", cell(&table::describe(result))));
     out.push_str(
         "| setting | req/s | p50 ms | p90 ms | p99 ms | max ms | cpu % | rq % | scaling | errors | check |\n",
     );
