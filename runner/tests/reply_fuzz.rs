@@ -27,6 +27,7 @@ use hyper::header::HeaderValue;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use runner::http::{Connection, HttpError, Reply, MAX_BODY_BYTES};
+use runner::load::wire::WireConnection;
 use runner::reply::Broken;
 use runner::reply::{self, Asked};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -477,18 +478,56 @@ async fn serve_once(listener: TcpListener, bytes: Vec<u8>, cuts: Vec<usize>) {
     }
 }
 
+/// Which of the runner's two clients reads a socket case: the gates'
+/// (`http::Connection`, hyper) or the load generator's (`load::wire`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Client {
+    Gates,
+    Load,
+}
+
 /// Two requests on one connection to a server that answers with `bytes`.
-async fn fetch_twice(addr: SocketAddr) -> [Option<Result<Reply, HttpError>>; 2] {
-    let mut conn = match Connection::open(addr, REQUEST_TIMEOUT).await {
-        Ok(c) => c,
-        Err(e) => return [Some(Err(e)), None],
-    };
-    let first = conn.get(URL, REQUEST_TIMEOUT).await;
-    let second = match &first {
-        Ok(_) => Some(conn.get(URL, REQUEST_TIMEOUT).await),
-        Err(_) => None,
-    };
-    [Some(first), second]
+async fn fetch_twice(addr: SocketAddr, client: Client) -> [Option<Result<Reply, HttpError>>; 2] {
+    match client {
+        Client::Gates => {
+            let mut conn = match Connection::open(addr, REQUEST_TIMEOUT).await {
+                Ok(c) => c,
+                Err(e) => return [Some(Err(e)), None],
+            };
+            let first = conn.get(URL, REQUEST_TIMEOUT).await;
+            let second = match &first {
+                Ok(_) => Some(conn.get(URL, REQUEST_TIMEOUT).await),
+                Err(_) => None,
+            };
+            [Some(first), second]
+        }
+        Client::Load => {
+            let mut conn = match WireConnection::open(addr, REQUEST_TIMEOUT, MAX_BODY_BYTES).await {
+                Ok(c) => c,
+                Err(e) => return [Some(Err(e)), None],
+            };
+            let first = conn.get(URL, REQUEST_TIMEOUT).await;
+            let second = match &first {
+                Ok(_) => Some(conn.get(URL, REQUEST_TIMEOUT).await),
+                Err(_) => None,
+            };
+            [Some(first), second]
+        }
+    }
+}
+
+/// Serves `bytes` once and reads them with `client`, bounded by CASE_BOUND.
+async fn serve_and_fetch(
+    bytes: Vec<u8>,
+    cuts: Vec<usize>,
+    client: Client,
+) -> Result<[Option<Result<Reply, HttpError>>; 2], tokio::time::error::Elapsed> {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(serve_once(listener, bytes, cuts));
+    let results = tokio::time::timeout(CASE_BOUND, fetch_twice(addr, client)).await;
+    server.abort();
+    results
 }
 
 fn check_result(r: &Result<Reply, HttpError>) -> Result<(), TestCaseError> {
@@ -522,6 +561,7 @@ fn fuzz_raw_bytes_from_a_socket() {
         .unwrap();
     let tried = AtomicU64::new(0);
     let replies = AtomicU64::new(0);
+    let both = AtomicU64::new(0);
     // Which refusals the inputs reached (the error with its numbers blanked).
     let kinds = std::sync::Mutex::new(std::collections::BTreeMap::<String, u64>::new());
     let slowest = Arc::new(std::sync::Mutex::new(Duration::ZERO));
@@ -535,42 +575,53 @@ fn fuzz_raw_bytes_from_a_socket() {
         tried.fetch_add(1, Ordering::Relaxed);
         let mut cuts: Vec<usize> = cuts.iter().map(|i| i.index(bytes.len() + 1)).collect();
         cuts.sort_unstable();
-        let case_started = Instant::now();
-        let results = rt.block_on(async {
-            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let addr = listener.local_addr().unwrap();
-            let server = tokio::spawn(serve_once(listener, bytes, cuts));
-            let results = tokio::time::timeout(CASE_BOUND, fetch_twice(addr)).await;
-            server.abort();
-            results
-        });
-        let took = case_started.elapsed();
-        {
-            let mut s = slowest.lock().unwrap();
-            *s = (*s).max(took);
-        }
-        let results = results.map_err(|_| TestCaseError::fail("a case took over CASE_BOUND"))?;
-        for r in results.iter().flatten() {
-            match r {
-                Ok(_) => {
-                    replies.fetch_add(1, Ordering::Relaxed);
-                }
-                Err(e) => {
-                    let kind: String = e.to_string().replace(|c: char| c.is_ascii_digit(), "");
-                    *kinds.lock().unwrap().entry(kind).or_default() += 1;
-                }
+        let mut firsts = Vec::new();
+        for client in [Client::Gates, Client::Load] {
+            let case_started = Instant::now();
+            let results = rt.block_on(serve_and_fetch(bytes.clone(), cuts.clone(), client));
+            let took = case_started.elapsed();
+            {
+                let mut s = slowest.lock().unwrap();
+                *s = (*s).max(took);
             }
-            check_result(r)?;
+            let results = results.map_err(|_| {
+                TestCaseError::fail(format!("{client:?}: a case took over CASE_BOUND"))
+            })?;
+            if let Some(Ok(first)) = &results[0] {
+                firsts.push((first.status, first.body.clone()));
+            }
+            for r in results.iter().flatten() {
+                match r {
+                    Ok(_) => {
+                        replies.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(e) => {
+                        let kind: String = e.to_string().replace(|c: char| c.is_ascii_digit(), "");
+                        *kinds.lock().unwrap().entry(kind).or_default() += 1;
+                    }
+                }
+                check_result(r)?;
+            }
+        }
+        // Where both clients read a first reply, they read the same one.
+        if let [a, b] = &firsts[..] {
+            prop_assert_eq!(
+                a,
+                b,
+                "the two clients read different replies from the same bytes"
+            );
+            both.fetch_add(1, Ordering::Relaxed);
         }
         Ok(())
     });
     let panics = count_panics() - before;
     // bench/fuzz.sh reads this line.
     eprintln!(
-        "fuzz: {} raw replies served in {:.1} s ({} parsed as replies, slowest case {:.0} ms), {panics} panics",
+        "fuzz: {} raw replies served in {:.1} s, each to both clients ({} parsed as replies, {} read alike by both, slowest case {:.0} ms), {panics} panics",
         tried.load(Ordering::Relaxed),
         started.elapsed().as_secs_f64(),
         replies.load(Ordering::Relaxed),
+        both.load(Ordering::Relaxed),
         slowest.lock().unwrap().as_secs_f64() * 1000.0
     );
     if std::env::var_os("REPLY_FUZZ_KINDS").is_some() {
@@ -589,35 +640,49 @@ fn fuzz_raw_bytes_from_a_socket() {
         replies.load(Ordering::Relaxed) > 0,
         "no input parsed as a reply"
     );
+    assert!(
+        both.load(Ordering::Relaxed) > 0,
+        "no input parsed as a reply by both clients: the comparison never ran"
+    );
 }
 
 #[test]
 fn a_well_formed_reply_from_the_socket_is_read_whole() {
-    // The twin of the fuzz: the same server and client read a right reply,
-    // so the fuzz's refusals are the inputs', not the harness's.
+    // The twin of the fuzz: the same server and clients read a right reply
+    // (plain, and chunked with a trailer, cut into pieces), so the fuzz's
+    // refusals are the inputs', not the harness's.
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let bytes = format!(
+    let plain = format!(
         "HTTP/1.1 200 OK\r\nContent-Length: 64\r\nX-Pid: 7\r\nX-Peer-Port: 1\r\n\r\n{DIGEST}"
-    )
-    .into_bytes();
-    let [first, second] = rt.block_on(async {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let server = tokio::spawn(serve_once(listener, bytes, vec![10, 40]));
-        let r = fetch_twice(addr).await;
-        server.abort();
-        r
-    });
-    let reply = first.unwrap().unwrap();
-    assert_eq!(reply.status, 200);
-    assert_eq!(reply.text(), DIGEST);
-    assert_eq!(reply.served_by.pid, Some(7));
-    // The server closed after one reply: the second request says so.
-    assert!(
-        matches!(second, Some(Err(HttpError::Closed | HttpError::Ended(_)))),
-        "{second:?}"
     );
+    let chunked = format!(
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n20\r\n{}\r\n20;ext=1\r\n{}\r\n0\r\nX-T: 1\r\n\r\n",
+        &DIGEST[..32],
+        &DIGEST[32..]
+    );
+    for (bytes, cuts) in [(plain, vec![10, 40]), (chunked, vec![5, 50, 90])] {
+        for client in [Client::Gates, Client::Load] {
+            let [first, second] = rt
+                .block_on(serve_and_fetch(
+                    bytes.clone().into_bytes(),
+                    cuts.clone(),
+                    client,
+                ))
+                .unwrap();
+            let reply = first.unwrap().unwrap();
+            assert_eq!(reply.status, 200, "{client:?}");
+            assert_eq!(reply.text(), DIGEST, "{client:?}");
+            if client == Client::Gates && bytes.contains("X-Pid") {
+                assert_eq!(reply.served_by.pid, Some(7));
+            }
+            // The server closed after one reply: the second request says so.
+            assert!(
+                matches!(second, Some(Err(HttpError::Closed | HttpError::Ended(_)))),
+                "{client:?}: {second:?}"
+            );
+        }
+    }
 }

@@ -1,12 +1,15 @@
 //! A closed-loop load generator: N kept-alive connections of the runner's
-//! own client ([`Connection`]: one TCP stream each, loopback only), each
+//! own client ([`WireConnection`]: one TCP stream each, loopback only), each
 //! sending its next request as soon as its last reply arrives, for a warm-up
 //! and then a measured window.
 //!
 //! Why closed-loop and why this client: a sweep asks how much a server
 //! gets done with N requests always waiting, which is what wrk and oha
 //! measure at `-c N`; the runner's own connections are the ones the gates
-//! trust (no pooling, no silent reconnects inside a request).
+//! trust (no pooling, no silent reconnects inside a request), each one
+//! stream read and framed in its own task ([`wire`]: hyper's hand-off to a
+//! connection task cost the server under test CPU at tens of thousands of
+//! requests a second).
 //!
 //! Bounds: every request is bounded by the request timeout and cut at the
 //! window's end (a request still in flight then is dropped, not counted);
@@ -18,6 +21,7 @@
 pub mod latency;
 pub mod outcome;
 pub mod route;
+pub mod wire;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,11 +31,12 @@ use std::time::Duration;
 use serde::Serialize;
 use tokio::time::Instant;
 
-use crate::http::{Connection, HttpError};
+use crate::http::HttpError;
 
 use latency::{Latencies, Latency};
 use outcome::{check, ErrorCounts, ErrorKind};
 use route::Route;
+use wire::WireConnection;
 
 /// Largest reply body accepted: a user's route may send more than the
 /// fixture's tens of bytes; past this it is a transport error (so an
@@ -245,7 +250,7 @@ impl Lane {
 /// One connection's closed loop, until `end`.
 async fn lane(plan: LoadPlan, window_start: Instant, end: Instant, shared: Arc<Shared>) -> Lane {
     let mut out = Lane::new(plan.request_timeout);
-    let mut conn: Option<Connection> = None;
+    let mut conn: Option<WireConnection> = None;
     loop {
         let now = Instant::now();
         if now >= end {
@@ -260,7 +265,7 @@ async fn lane(plan: LoadPlan, window_start: Instant, end: Instant, shared: Arc<S
             None => {
                 out.opened += 1;
                 let opened = if plan.addr.ip().is_loopback() {
-                    Connection::open(plan.addr, bound).await
+                    WireConnection::open(plan.addr, bound, BODY_LIMIT_BYTES).await
                 } else {
                     Err(HttpError::Connect(format!(
                         "{}: not a loopback address; the runner only loads servers on this machine",
@@ -268,7 +273,7 @@ async fn lane(plan: LoadPlan, window_start: Instant, end: Instant, shared: Arc<S
                     )))
                 };
                 match opened {
-                    Ok(c) => conn.insert(c.with_body_limit(BODY_LIMIT_BYTES)),
+                    Ok(c) => conn.insert(c),
                     Err(e) => {
                         if Instant::now() >= end {
                             break;
