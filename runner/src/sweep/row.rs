@@ -20,8 +20,8 @@ use crate::spec::error::from_yaml;
 use crate::spec::locate::locate;
 use crate::spec::{read_bounded, row_files, SpecError};
 
-/// The flags' defaults, which a row's omitted keys take too (a test in
-/// `cli` checks they match the flags').
+/// The flags' defaults, which a row's omitted keys take too (a test below
+/// checks they match the flags').
 pub const DEFAULT_SERVER: &str = "granian";
 pub const DEFAULT_THREADS: [u32; 4] = [1, 2, 4, 8];
 pub const DEFAULT_CONNECTIONS: u32 = 8;
