@@ -95,16 +95,23 @@ pub struct Connection {
     in_body: bool,
 }
 
+/// A TCP connection to `addr` within `timeout`, Nagle off (a request is
+/// one small write, sent at once).
+pub async fn connect(addr: SocketAddr, timeout: Duration) -> Result<TcpStream, HttpError> {
+    let stream = tokio::time::timeout(timeout, TcpStream::connect(addr))
+        .await
+        .map_err(|_| HttpError::Timeout(timeout.as_millis() as u64))?
+        .map_err(|e| HttpError::Connect(format!("{addr}: {e}")))?;
+    stream
+        .set_nodelay(true)
+        .map_err(|e| HttpError::Transport(e.to_string()))?;
+    Ok(stream)
+}
+
 impl Connection {
     /// Opens a TCP connection to `addr` and completes the HTTP/1.1 handshake.
     pub async fn open(addr: SocketAddr, timeout: Duration) -> Result<Self, HttpError> {
-        let stream = tokio::time::timeout(timeout, TcpStream::connect(addr))
-            .await
-            .map_err(|_| HttpError::Timeout(timeout.as_millis() as u64))?
-            .map_err(|e| HttpError::Connect(format!("{addr}: {e}")))?;
-        stream
-            .set_nodelay(true)
-            .map_err(|e| HttpError::Transport(e.to_string()))?;
+        let stream = connect(addr, timeout).await?;
         let local_port = stream
             .local_addr()
             .map_err(|e| HttpError::Transport(e.to_string()))?

@@ -63,28 +63,9 @@ fn validate(file: &Path, source: &str, raw: RowFile) -> Result<Row, SpecError> {
             .at(locate(source, path))
             .key(path.join("."))
     };
-    if raw.id.trim().is_empty()
-        || !raw
-            .id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-    {
-        return Err(err(
-            &["id"],
-            format!("{:?} is not a row id (letters, digits, - and _)", raw.id),
-        ));
-    }
-    if let Some(stem) = file.file_stem().and_then(|s| s.to_str()) {
-        if stem != raw.id && file.parent().and_then(|p| p.file_name()) == Some("specs".as_ref()) {
-            return Err(err(
-                &["id"],
-                format!(
-                    "is {:?} but the file is {stem}.yaml; rename one so `runner gate {}` finds it",
-                    raw.id, raw.id
-                ),
-            ));
-        }
-    }
+    // Outside specs/ (a row given by path) the file may be named anything.
+    let in_specs = file.parent().and_then(|p| p.file_name()) == Some("specs".as_ref());
+    check_id(file, &raw.id, in_specs.then_some("gate"), &err)?;
     int_in_range(&["trials", "min"], raw.trials.min, 1..=1000, &err)?;
     if !(raw.trials.min..=1000).contains(&raw.trials.max) {
         return Err(err(
@@ -108,6 +89,35 @@ fn validate(file: &Path, source: &str, raw: RowFile) -> Result<Row, SpecError> {
         plan,
         file: file.to_path_buf(),
     })
+}
+
+/// A row id is letters, digits, `-` and `_`; with `command` (`gate`,
+/// `sweep`), the file must be named after it so `runner COMMAND ID` finds it.
+pub fn check_id(
+    file: &Path,
+    id: &str,
+    command: Option<&str>,
+    err: &crate::spec::check::ErrAt<'_>,
+) -> Result<(), SpecError> {
+    if id.trim().is_empty()
+        || !id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(err(
+            &["id"],
+            format!("{id:?} is not a row id (letters, digits, - and _)"),
+        ));
+    }
+    match (command, file.file_stem().and_then(|s| s.to_str())) {
+        (Some(command), Some(stem)) if stem != id => Err(err(
+            &["id"],
+            format!(
+                "is {id:?} but the file is {stem}.yaml; rename one so `runner {command} {id}` finds it"
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// The JSON Schema of a row file (`specs/row.schema.json`), for editors.

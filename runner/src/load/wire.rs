@@ -249,13 +249,7 @@ impl WireConnection {
         timeout: Duration,
         body_limit: usize,
     ) -> Result<Self, HttpError> {
-        let stream = tokio::time::timeout(timeout, TcpStream::connect(addr))
-            .await
-            .map_err(|_| HttpError::Timeout(timeout.as_millis() as u64))?
-            .map_err(|e| HttpError::Connect(format!("{addr}: {e}")))?;
-        stream
-            .set_nodelay(true)
-            .map_err(|e| HttpError::Transport(e.to_string()))?;
+        let stream = crate::http::connect(addr, timeout).await?;
         Ok(Self {
             stream,
             buf: BytesMut::with_capacity(READ_CHUNK),

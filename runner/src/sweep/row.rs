@@ -185,28 +185,7 @@ pub fn parse(file: &Path, source: &str, fixture_dir: &Path) -> Result<SweepRow, 
             .at(locate(source, path))
             .key(path.join("."))
     };
-    if raw.id.trim().is_empty()
-        || !raw
-            .id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-    {
-        return Err(err(
-            &["id"],
-            format!("{:?} is not a row id (letters, digits, - and _)", raw.id),
-        ));
-    }
-    if let Some(stem) = file.file_stem().and_then(|s| s.to_str()) {
-        if stem != raw.id {
-            return Err(err(
-                &["id"],
-                format!(
-                    "is {:?} but the file is {stem}.yaml; rename one so `runner sweep {}` finds it",
-                    raw.id, raw.id
-                ),
-            ));
-        }
-    }
+    crate::row::check_id(file, &raw.id, Some("sweep"), &err)?;
     let row = SweepRow {
         id: raw.id,
         title: raw.title,
