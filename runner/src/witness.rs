@@ -144,6 +144,17 @@ pub fn thread_figures(task: &TaskDelta, wall: Duration) -> ThreadFigures {
     }
 }
 
+/// The `n` tasks of the group that were runnable (on a CPU or waiting for
+/// one) longest over the interval, busiest first: the serving threads of a
+/// pair whose replies do not say which thread served them, when the view
+/// computes. (When it waits, no task is busy, and the group's P says so
+/// whichever tasks these are.)
+pub fn busiest(delta: &GroupDelta, n: usize) -> Vec<i32> {
+    let mut tasks: Vec<&TaskDelta> = delta.tasks.iter().collect();
+    tasks.sort_by_key(|t| std::cmp::Reverse(t.on_cpu_ns.saturating_add(t.run_queue_ns)));
+    tasks.iter().take(n).map(|t| t.tid).collect()
+}
+
 /// The witness of a pair from the group's delta and the serving threads'
 /// tids (duplicates are read once).
 pub fn witness(delta: &GroupDelta, serving_tids: &[i32]) -> Witness {
@@ -248,6 +259,18 @@ mod tests {
         assert!((w.parallelism.unwrap() - 1.0).abs() < 1e-9);
         assert!((w.blocked_fraction().unwrap() - 0.5).abs() < 1e-9);
         assert_eq!(w.threads[1].blocked_ns, 20 * MS);
+    }
+
+    #[test]
+    fn the_busiest_tasks_stand_in_for_unnamed_serving_threads() {
+        // Two threads computing (one partly waiting for a core), an I/O
+        // thread, an idle one: the two computing ones, busiest first.
+        let d = pair(20, &[(1, 1, 0), (2, 12, 6), (3, 0, 0), (4, 19, 0)]);
+        assert_eq!(busiest(&d, 2), vec![4, 2]);
+        // Read as if the replies had named them: the same figures.
+        assert_eq!(witness(&d, &busiest(&d, 2)), witness(&d, &[4, 2]));
+        // Fewer tasks than asked for: all there are.
+        assert_eq!(busiest(&pair(5, &[(7, 1, 0)]), 2), vec![7]);
     }
 
     #[test]

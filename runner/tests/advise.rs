@@ -54,6 +54,7 @@ fn releasing_view_gets_threads() {
     let p = pair["parallelism"]["median"].as_f64().unwrap();
     let control = pair["control_parallelism"]["median"].as_f64().unwrap();
     assert!(p >= 1.5 && p - control >= 0.5, "{j}");
+    assert_eq!(pair["serving_threads"], "named by X-Thread-Id", "{j}");
     // The pair timed E19's 24 MiB, not the 8 MiB asked for (about 5 ms:
     // one GIL switch interval).
     assert!(
@@ -164,4 +165,69 @@ fn an_unusable_view_gives_exit_2_and_the_reason() {
     let out = runner().args(["advise", "--arg", "1"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--call"));
+}
+
+/// A user's own app, written to a temp folder outside the repo: a view
+/// that waits in a syscall and one that computes with the GIL released (one
+/// hashlib call over 24 MiB). Neither has a digest the runner knows.
+fn user_app() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(!dir.path().starts_with(common::root()));
+    std::fs::write(
+        dir.path().join("myviews.py"),
+        r#"
+import hashlib
+import time
+
+DATA = bytes(range(256)) * (24 * 4096)
+
+
+def app(environ, start_response):
+    path = environ.get("PATH_INFO", "/")
+    if path == "/wait":
+        time.sleep(0.05)
+        body = b"waited"
+    elif path == "/hash":
+        body = hashlib.sha256(DATA).hexdigest().encode()
+    elif path == "/":
+        body = b"ready"
+    else:
+        body = b"no such view"
+        start_response("404 Not Found", [("Content-Length", str(len(body)))])
+        return [body]
+    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", str(len(body)))])
+    return [body]
+"#,
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn a_users_own_app_is_advised() {
+    let app = user_app();
+    let dir = app.path().to_str().unwrap();
+    let base = ["--app", "myviews:app", "--app-dir", dir];
+    let j = expect(&[&base[..], &["--path", "/wait"]].concat(), "pool", "waits");
+    assert_eq!(j["app"], "myviews:app", "{j}");
+    let j = expect(
+        &[&base[..], &["--path", "/hash"]].concat(),
+        "threads",
+        "releases",
+    );
+    // The holding control ran on a fixture server of its own, beside it.
+    let pair = &j["question1"]["pair"];
+    assert!(
+        pair["serving_threads"].as_str().unwrap().starts_with("inferred"),
+        "{j}"
+    );
+    assert!(
+        pair["control_parallelism"]["median"].as_f64().unwrap() <= 1.6,
+        "{j}"
+    );
+    // Its twin: a route the app does not have is no advice, with the reason.
+    let (code, j, _) = advise(&[&base[..], &["--path", "/nope"]].concat());
+    assert_eq!(code, 2, "{j}");
+    assert!(j["advice"].is_null(), "{j}");
+    assert!(j["reason"].as_str().unwrap().contains("404"), "{j}");
 }

@@ -77,6 +77,10 @@ const PAIR_KIB: u32 = 24576;
 pub struct PairFigures {
     pub path: String,
     pub threads: u32,
+    /// How the view's serving threads were known: named by the replies'
+    /// `X-Thread-Id` (the fixture), or inferred as the two tasks of the
+    /// server's group runnable longest over each pair (an app of your own).
+    pub serving_threads: String,
     /// Pairs whose two requests were served by two threads and read by
     /// the witness: the ones the answer stands on.
     pub pairs: usize,
@@ -213,7 +217,7 @@ pub async fn measure(spec: &PairSpec<'_>) -> GilAnswer {
         Ok(run) => run,
         Err(reason) => return answer(None, String::new(), reason, None),
     };
-    let (work, headline, reason, figures) = read(spec.path, &run);
+    let (work, headline, reason, figures) = read(spec.path, !spec.fixture, &run);
     answer(work, headline, reason, figures)
 }
 
@@ -242,6 +246,7 @@ async fn run_pair(spec: &PairSpec<'_>) -> Result<PairRatioRun, String> {
         fail_confirm_factor: 1,
         serialised_at_most: None,
         free_core_trials: 5,
+        infer_serving_threads: true,
     };
     let mut pool = ServerPool::new(PoolSpec {
         row_id: "advise".into(),
@@ -281,7 +286,7 @@ async fn run_pair(spec: &PairSpec<'_>) -> Result<PairRatioRun, String> {
                 trials,
                 &mut control,
                 spec.limits,
-                &|run| read(spec.path, run).0.is_some(),
+                &|run| read(spec.path, !spec.fixture, run).0.is_some(),
                 &mut |_| {},
             )
             .await)
@@ -308,7 +313,13 @@ fn usable(witnesses: &[Option<Witness>]) -> Vec<&Witness> {
 }
 
 /// The answer from a run: (work, headline, reason, figures).
-pub fn read(path: &str, run: &PairRatioRun) -> (Option<Work>, String, String, Option<PairFigures>) {
+/// `inferred`: the app does not name the thread that served a reply, so
+/// the engine took the two busiest tasks of the group as the serving ones.
+pub fn read(
+    path: &str,
+    inferred: bool,
+    run: &PairRatioRun,
+) -> (Option<Work>, String, String, Option<PairFigures>) {
     if let Some(broken) = &run.broken {
         return (
             None,
@@ -393,6 +404,12 @@ pub fn read(path: &str, run: &PairRatioRun) -> (Option<Work>, String, String, Op
     let figures = PairFigures {
         path: path.to_string(),
         threads: THREADS,
+        serving_threads: if inferred {
+            "inferred: the two tasks runnable longest over each pair (the app sends no X-Thread-Id)"
+                .into()
+        } else {
+            "named by X-Thread-Id".into()
+        },
         pairs: view.len(),
         pairs_measured: m.pair_ms.len(),
         parallelism: p,

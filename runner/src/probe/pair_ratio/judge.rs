@@ -658,6 +658,7 @@ mod tests {
             fail_confirm_factor: 2,
             serialised_at_most: None,
             free_core_trials: 5,
+            infer_serving_threads: false,
         }
     }
 

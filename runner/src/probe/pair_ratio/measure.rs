@@ -188,12 +188,17 @@ impl Session<'_> {
         let rb = self.check(slot, mode, lane, 1, &url_b, seed_b, rb)?;
         let who = |r: &Reply| (r.served_by.pid, r.served_by.thread_id);
         let served = [who(&ra), who(&rb)];
+        let infer = self.plan.infer_serving_threads;
         let witness = before.zip(after).map(|(before, after)| {
-            let tids: Vec<i32> = served
+            let delta = schedstat::delta(&before, &after);
+            let mut tids: Vec<i32> = served
                 .iter()
                 .filter_map(|(_, tid)| tid.and_then(|t| i32::try_from(t).ok()))
                 .collect();
-            witness::witness(&schedstat::delta(&before, &after), &tids)
+            if infer && tids.is_empty() {
+                tids = witness::busiest(&delta, 2);
+            }
+            witness::witness(&delta, &tids)
         });
         Ok(PairReading {
             ms: ms(elapsed),

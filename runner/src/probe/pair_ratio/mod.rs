@@ -89,6 +89,12 @@ pub struct PairRatioPlan {
     pub fail_confirm_factor: u32,
     pub serialised_at_most: Option<f64>,
     pub free_core_trials: u32,
+    /// When a reply does not say which thread served it (no `X-Thread-Id`:
+    /// a user's own app), take the two tasks of the group that were
+    /// runnable longest over the pair as the serving threads. Never for a
+    /// gate: its fixture always says, and a server that strips the header
+    /// should leave the witness silent rather than guessed.
+    pub infer_serving_threads: bool,
 }
 
 impl PairRatioPlan {
@@ -179,6 +185,7 @@ impl Probe for PairRatio {
             fail_confirm_factor: block.fail_confirm_factor,
             serialised_at_most: block.serialised_at_most,
             free_core_trials: block.free_core_trials,
+            infer_serving_threads: false,
         })
     }
 
