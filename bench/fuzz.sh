@@ -8,13 +8,15 @@
 #
 # Runs the same proptests as `cargo test`:
 # - runner/tests/bad_input.rs, fuzz_the_row_and_profile_loaders: mutated
-#   real rows and profiles, arbitrary text and raw bytes through load_row,
+#   real rows, sweep rows and profiles, arbitrary text and raw bytes through
+#   load_row, sweep::row::load,
 #   load_profile and parse_row. Every input must be refused with a
 #   file:line message or accepted, never panic, never take over 10 s.
 # - runner/tests/reply_fuzz.rs: arbitrary status, header values and body
 #   bytes through the pure reply check (against a model of its rules), and
-#   arbitrary raw bytes served from a TcpListener on 127.0.0.1 to
-#   http::Connection::get. No panic anywhere (spawned tasks included), every
+#   arbitrary raw bytes served from a TcpListener on 127.0.0.1 to both
+#   clients (http::Connection, load::wire), which must agree where both
+#   read a reply. No panic anywhere (spawned tasks included), every
 #   call bounded in time and size.
 # The last lines are the counts, times and panics; then the wall time.
 set -euo pipefail

@@ -218,7 +218,10 @@ fn a_users_own_app_is_advised() {
     // The holding control ran on a fixture server of its own, beside it.
     let pair = &j["question1"]["pair"];
     assert!(
-        pair["serving_threads"].as_str().unwrap().starts_with("inferred"),
+        pair["serving_threads"]
+            .as_str()
+            .unwrap()
+            .starts_with("inferred"),
         "{j}"
     );
     assert!(

@@ -180,6 +180,7 @@ fn seeds() -> Vec<String> {
     vec![
         std::fs::read_to_string(root().join("specs/E19.yaml")).unwrap(),
         std::fs::read_to_string(root().join("specs/servers/granian.yaml")).unwrap(),
+        std::fs::read_to_string(root().join("specs/sweeps/blocking-threads.yaml")).unwrap(),
     ]
 }
 
@@ -238,6 +239,11 @@ const TOKENS: &[&str] = &[
     "margin:",
     "work_kib:",
     "role: control",
+    "sweep:",
+    "paths:",
+    "threads: [1, 2]",
+    "duration: 5s",
+    "app_dir: .",
     "role: under-test",
     "path: /work",
 ];
@@ -297,7 +303,7 @@ fn input() -> impl Strategy<Value = Vec<u8>> {
     let seeds = std::sync::Arc::new(seeds());
     let edits = proptest::collection::vec((any::<u16>(), any::<u8>(), any::<u16>(), token()), 1..8);
     prop_oneof![
-        6 => (0usize..2, edits).prop_map(move |(s, e)| mutate(&seeds[s], &e).into_bytes()),
+        6 => (0usize..3, edits).prop_map(move |(s, e)| mutate(&seeds[s], &e).into_bytes()),
         2 => any::<String>().prop_map(String::into_bytes),
         1 => proptest::collection::vec(any::<u8>(), 0..512),
     ]
@@ -344,6 +350,23 @@ fn fuzz_the_row_and_profile_loaders() {
         if let Some((message, located)) = profile {
             prop_assert!(located, "no line in: {message}");
         }
+        // Sweep rows, under the seed's own name so the id check passes and
+        // the flags' checks are reached.
+        let sweep_file = dir.path().join("blocking-threads.yaml");
+        std::fs::write(&sweep_file, &bytes).unwrap();
+        let (f, a) = (sweep_file, accepted.clone());
+        let sweep = bounded(move || {
+            let r = runner::sweep::row::load(&f, &root().join("fixtures/bareapp"));
+            if r.is_ok() {
+                a.fetch_add(1, Ordering::Relaxed);
+            }
+            r.err().map(|e| (e.to_string(), e.location.is_some()))
+        });
+        let sweep =
+            sweep.map_err(|p| TestCaseError::fail(format!("sweep row load panicked: {p}")))?;
+        if let Some((message, located)) = sweep {
+            prop_assert!(located, "no line in: {message}");
+        }
         // And parse_row on the text as given, where it is text.
         if let Ok(text) = String::from_utf8(bytes) {
             let f = file.clone();
@@ -357,7 +380,7 @@ fn fuzz_the_row_and_profile_loaders() {
     let took = started.elapsed();
     // bench/fuzz.sh reads this line.
     eprintln!(
-        "fuzz: {} inputs tried ({} loaded as rows) in {:.1} s",
+        "fuzz: {} inputs tried ({} loaded as gate or sweep rows) in {:.1} s",
         tried.load(Ordering::Relaxed),
         accepted.load(Ordering::Relaxed),
         took.as_secs_f64()
