@@ -66,6 +66,24 @@ pub struct Witness {
 }
 
 impl Witness {
+    /// On-CPU parallelism of the serving threads: Σ on-CPU / wall. Above 1
+    /// only if they ran on two CPUs at once, which a GIL-held view cannot
+    /// do; noise only takes CPU away, so it can hide this but never fake
+    /// it (the mirror of the runnable P, which noise can raise but never
+    /// lower). None with no thread read.
+    pub fn serving_on_cpu_parallelism(&self) -> Option<f64> {
+        if self.threads.is_empty() || self.wall_ns == 0 {
+            return None;
+        }
+        let on_cpu: u64 = self.threads.iter().map(|t| t.on_cpu_ns).sum();
+        Some(on_cpu as f64 / self.wall_ns as f64)
+    }
+
+    /// The same over the whole group (a library's own threads count).
+    pub fn group_on_cpu_parallelism(&self) -> Option<f64> {
+        (self.wall_ns > 0).then(|| self.on_cpu_ns as f64 / self.wall_ns as f64)
+    }
+
     /// The serving threads' blocked time as a share of their wall, taken
     /// together (Σ blocked / (threads × wall)); None with no thread read.
     pub fn blocked_fraction(&self) -> Option<f64> {

@@ -60,6 +60,17 @@ pub const CONTROL_AT_MOST: f64 = 1.6;
 pub const GAP_AT_LEAST: f64 = 0.5;
 /// A holding view stands at most this far over the control.
 pub const HOLDS_WITHIN: f64 = 0.25;
+/// Σ on-CPU over the pair's wall at least this: the two requests were on
+/// two CPUs at once. Noise only takes CPU away, so it cannot fake this
+/// reading (quiet here: releasing 1.40, the holding control 0.98). It
+/// falls silent rather than wrong under load: with one spinning process in
+/// another session, the server's autogroup got one core's share and both
+/// read 0.97, and the runnable P's rules below decide.
+pub const ON_CPU_PROVES: f64 = 1.3;
+/// ... provided the holding control's Σ on-CPU stays at most this: the GIL
+/// bound (one thread on a CPU at a time) holds on this machine, so the
+/// figure can fail (rule 4).
+pub const GIL_ON_CPU_AT_MOST: f64 = 1.1;
 /// The control's route (the fixture's holding work).
 pub const CONTROL_PATH: &str = "/work?mode=hold";
 /// P under this: the threads were asleep, not computing.
@@ -90,6 +101,13 @@ pub struct PairFigures {
     /// The same over the server's whole process group: a library's own
     /// threads count here (the serving threads only wait for them).
     pub group_parallelism: Spread,
+    /// Σ on-CPU of the serving threads over each pair's wall: above 1 only
+    /// when they ran on two CPUs at once.
+    pub on_cpu_parallelism: Spread,
+    /// The same over the whole group.
+    pub group_on_cpu_parallelism: Spread,
+    pub control_on_cpu_parallelism: Spread,
+    pub control_group_on_cpu_parallelism: Spread,
     /// The serving threads' P for the holding control's pairs.
     pub control_parallelism: Spread,
     pub control_group_parallelism: Spread,
@@ -396,6 +414,22 @@ pub fn read(
             None,
         );
     };
+    let spread = |ws: &[&Witness], f: &dyn Fn(&Witness) -> Option<f64>| {
+        Spread::of(&ws.iter().filter_map(|w| f(w)).collect::<Vec<_>>())
+    };
+    let (Some(on), Some(gon), Some(con), Some(cgon)) = (
+        spread(&view, &Witness::serving_on_cpu_parallelism),
+        spread(&view, &Witness::group_on_cpu_parallelism),
+        spread(&control, &Witness::serving_on_cpu_parallelism),
+        spread(&control, &Witness::group_on_cpu_parallelism),
+    ) else {
+        return (
+            None,
+            String::new(),
+            "the witness read no on-CPU figures".into(),
+            None,
+        );
+    };
     let capacity = ratio_of_minima(
         &run.capacity.iter().map(|c| c.pair_ms).collect::<Vec<_>>(),
         &run.capacity.iter().map(|c| c.single_ms).collect::<Vec<_>>(),
@@ -412,6 +446,10 @@ pub fn read(
         },
         pairs: view.len(),
         pairs_measured: m.pair_ms.len(),
+        on_cpu_parallelism: on,
+        group_on_cpu_parallelism: gon,
+        control_on_cpu_parallelism: con,
+        control_group_on_cpu_parallelism: cgon,
         parallelism: p,
         group_parallelism: pg,
         control_parallelism: c,
@@ -445,11 +483,15 @@ pub fn read(
             serving: p.median,
             group: pg.median,
             unconvoyed: unconvoyed.median,
+            on_cpu: figures.on_cpu_parallelism.median,
+            group_on_cpu: figures.group_on_cpu_parallelism.median,
         },
         Reading {
             serving: c.median,
             group: cg.median,
             unconvoyed: cu.median,
+            on_cpu: figures.control_on_cpu_parallelism.median,
+            group_on_cpu: figures.control_group_on_cpu_parallelism.median,
         },
         on_cpu.median,
     );
@@ -463,6 +505,9 @@ pub struct Reading {
     pub group: f64,
     /// The serving figure with noise's possible convoys counted runnable.
     pub unconvoyed: f64,
+    /// Σ on-CPU over wall, the serving threads' and the group's.
+    pub on_cpu: f64,
+    pub group_on_cpu: f64,
 }
 
 /// The reading of the view against the holding control (and the serving
@@ -478,6 +523,28 @@ pub fn classify(view: Reading, control: Reading, on_cpu: f64) -> (Option<Work>, 
                 "the threads were asleep, not on a CPU: P {:.2} (group) < {WAITS_BELOW:.2} (on-CPU {:.0}% of the pair)",
                 view.group,
                 on_cpu * 100.0
+            ),
+        );
+    }
+    // Proof of running at once that noise cannot fake, read before the
+    // runnable P's bands (which noise narrows): Σ on-CPU past what the GIL
+    // allows, with the control showing that bound holds here.
+    let proves = |v: f64, c: f64| v >= ON_CPU_PROVES && c <= GIL_ON_CPU_AT_MOST;
+    if proves(view.on_cpu, control.on_cpu) {
+        return (
+            Some(Work::Releases),
+            format!(
+                "the two requests were on two CPUs at once: the serving threads' on-CPU time was {:.2}x the pair's wall (>= {ON_CPU_PROVES:.2}), which work holding the GIL cannot exceed 1 (the holding control read {:.2}); noise only takes CPU away",
+                view.on_cpu, control.on_cpu
+            ),
+        );
+    }
+    if proves(view.group_on_cpu, control.group_on_cpu) {
+        return (
+            Some(Work::Releases),
+            format!(
+                "the two requests were on two CPUs at once on threads of the library's own: the group's on-CPU time was {:.2}x the pair's wall (>= {ON_CPU_PROVES:.2}; the holding control read {:.2}); noise only takes CPU away",
+                view.group_on_cpu, control.group_on_cpu
             ),
         );
     }
@@ -550,6 +617,8 @@ mod tests {
             serving,
             group,
             unconvoyed: serving,
+            on_cpu: 0.9,
+            group_on_cpu: 0.9,
         };
         let hold = r(1.0, 1.05);
         assert_eq!(classify(r(2.0, 2.05), hold, 0.9).0, Some(Work::Releases));
@@ -570,6 +639,8 @@ mod tests {
             serving: 1.05,
             group: 1.1,
             unconvoyed: 1.8,
+            on_cpu: 0.95,
+            group_on_cpu: 1.0,
         };
         let (w, why) = classify(convoyed, hold, 0.5);
         assert!(w.is_none() && why.contains("between"), "{why}");
@@ -580,9 +651,53 @@ mod tests {
             serving: 1.0,
             group: 1.05,
             unconvoyed: 1.7,
+            on_cpu: 0.95,
+            group_on_cpu: 1.0,
         };
         let (w, why) = classify(convoyed, lifted, 0.5);
         assert_eq!(w, Some(Work::Holds), "{why}");
+        // A busy machine: the control's runnable P lifted past its bound,
+        // yet the view was on two CPUs at once, which the GIL forbids.
+        let on_two = Reading {
+            serving: 1.97,
+            group: 2.0,
+            unconvoyed: 2.0,
+            on_cpu: 1.42,
+            group_on_cpu: 1.45,
+        };
+        let busy_control = Reading {
+            serving: 1.62,
+            group: 1.7,
+            unconvoyed: 2.0,
+            on_cpu: 0.97,
+            group_on_cpu: 1.05,
+        };
+        let (w, why) = classify(on_two, busy_control, 0.7);
+        assert_eq!(w, Some(Work::Releases), "{why}");
+        assert!(why.contains("two CPUs at once"), "{why}");
+        // Its twins: a control whose on-CPU time also passed 1 (the GIL
+        // bound does not hold here, so the figure cannot fail) gives no
+        // answer; so does a view whose on-CPU time stayed near 1.
+        let (w, why) = classify(
+            on_two,
+            Reading {
+                on_cpu: 1.2,
+                group_on_cpu: 1.2,
+                ..busy_control
+            },
+            0.7,
+        );
+        assert!(w.is_none() && why.contains("holding control"), "{why}");
+        let (w, why) = classify(
+            Reading {
+                on_cpu: 1.1,
+                group_on_cpu: 1.15,
+                ..on_two
+            },
+            busy_control,
+            0.55,
+        );
+        assert!(w.is_none(), "{why}");
         // A control that reads parallel: no answer, whatever the view read.
         let (w, why) = classify(r(1.92, 1.95), r(1.7, 1.7), 0.5);
         assert!(w.is_none() && why.contains("holding control"), "{why}");
