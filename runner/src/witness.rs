@@ -292,6 +292,24 @@ mod tests {
     }
 
     #[test]
+    fn on_cpu_parallelism_passes_one_only_on_two_cpus_at_once() {
+        // Two threads hashing at once on two free cores: 1.9 on-CPU.
+        let w = witness(&pair(20, &[(1, 19, 0), (2, 19, 1), (3, 1, 0)]), &[1, 2]);
+        assert!((w.serving_on_cpu_parallelism().unwrap() - 1.9).abs() < 1e-9);
+        assert!((w.group_on_cpu_parallelism().unwrap() - 1.95).abs() < 1e-9);
+        // Its twin: the same threads taking turns, or both waiting for one
+        // core, stay at 1 however long the pair is.
+        let w = witness(&pair(40, &[(1, 20, 0), (2, 20, 0)]), &[1, 2]);
+        assert!((w.serving_on_cpu_parallelism().unwrap() - 1.0).abs() < 1e-9);
+        let w = witness(&pair(40, &[(1, 20, 19), (2, 20, 20)]), &[1, 2]);
+        assert!((w.serving_on_cpu_parallelism().unwrap() - 1.0).abs() < 1e-9);
+        assert_eq!(
+            witness(&pair(10, &[(1, 5, 0)]), &[]).serving_on_cpu_parallelism(),
+            None
+        );
+    }
+
+    #[test]
     fn blocked_is_clamped_at_zero() {
         let task = TaskDelta {
             pid: 1,
