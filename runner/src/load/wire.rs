@@ -12,7 +12,8 @@
 //! The reply is untrusted: its head is capped at [`HEAD_LIMIT_BYTES`], its
 //! body at the connection's limit, the whole exchange at the request's
 //! timeout, and whatever the parser refuses is a transport error, never a
-//! panic. Framing is Content-Length, chunked, or (HTTP/1.0) to the close.
+//! panic. Framing is Content-Length, chunked, or (no length declared) to
+//! the close, which also ends the connection.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
