@@ -140,21 +140,17 @@ pub fn resolve_rows(dir: &Path, wanted: &[String]) -> Result<Vec<Row>, SpecError
             continue;
         }
         let as_path = Path::new(w);
-        if w.ends_with(".yaml") || w.ends_with(".yml") || as_path.components().count() > 1 {
+        if crate::spec::names_a_file(w) {
             rows.push(load_row(as_path)?);
             continue;
         }
         let file = dir.join(format!("{w}.yaml"));
         if !file.is_file() {
-            let known: Vec<String> = row_files(dir)?
-                .iter()
-                .filter_map(|p| p.file_stem().and_then(|s| s.to_str()).map(String::from))
-                .collect();
             return Err(SpecError::new(
                 dir,
                 format!(
                     "no row {w:?}; known rows: {} (or give a path to a row file)",
-                    known.join(", ")
+                    crate::spec::known_ids(dir)?
                 ),
             ));
         }

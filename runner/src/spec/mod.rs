@@ -57,26 +57,43 @@ pub fn row_files(dir: &Path) -> Result<Vec<PathBuf>, SpecError> {
     Ok(files)
 }
 
+/// Whether a name given for a row or profile is a path to its file rather
+/// than an id (`x.yaml`, `dir/x`).
+pub fn names_a_file(name: &str) -> bool {
+    name.ends_with(".yaml") || name.ends_with(".yml") || Path::new(name).components().count() > 1
+}
+
+/// The ids of the YAML files in `dir` (`a, b`), or `none`, for messages
+/// that list what could have been meant.
+pub fn known_ids(dir: &Path) -> Result<String, SpecError> {
+    let ids: Vec<String> = if dir.is_dir() {
+        row_files(dir)?
+    } else {
+        Vec::new()
+    }
+    .iter()
+    .filter_map(|p| p.file_stem().and_then(|s| s.to_str()).map(String::from))
+    .collect();
+    Ok(if ids.is_empty() {
+        "none".into()
+    } else {
+        ids.join(", ")
+    })
+}
+
 /// Resolves a server profile by name (`specs/servers/NAME.yaml`) or path.
 pub fn resolve_profile(servers_dir: &Path, name_or_path: &str) -> Result<Profile, SpecError> {
     let as_path = Path::new(name_or_path);
-    if name_or_path.ends_with(".yaml")
-        || name_or_path.ends_with(".yml")
-        || as_path.components().count() > 1
-    {
+    if names_a_file(name_or_path) {
         return load_profile(as_path);
     }
     let file = servers_dir.join(format!("{name_or_path}.yaml"));
     if !file.is_file() {
-        let known: Vec<String> = row_files(servers_dir)?
-            .iter()
-            .filter_map(|p| p.file_stem().and_then(|s| s.to_str()).map(String::from))
-            .collect();
         return Err(SpecError::new(
             servers_dir,
             format!(
                 "no server profile {name_or_path:?} (--server); known: {}",
-                known.join(", ")
+                known_ids(servers_dir)?
             ),
         ));
     }

@@ -211,24 +211,16 @@ pub fn parse(file: &Path, source: &str, fixture_dir: &Path) -> Result<SweepRow, 
 /// file.
 pub fn resolve(dir: &Path, wanted: &str, fixture_dir: &Path) -> Result<SweepRow, SpecError> {
     let as_path = Path::new(wanted);
-    if wanted.ends_with(".yaml") || wanted.ends_with(".yml") || as_path.components().count() > 1 {
+    if crate::spec::names_a_file(wanted) {
         return load(as_path, fixture_dir);
     }
     let file = dir.join(format!("{wanted}.yaml"));
     if !file.is_file() {
-        let known: Vec<String> = files(dir)?
-            .iter()
-            .filter_map(|p| p.file_stem().and_then(|s| s.to_str()).map(String::from))
-            .collect();
         return Err(SpecError::new(
             dir,
             format!(
                 "no sweep row {wanted:?}; known sweep rows: {} (or give a path to a sweep row file)",
-                if known.is_empty() {
-                    "none".to_string()
-                } else {
-                    known.join(", ")
-                }
+                crate::spec::known_ids(dir)?
             ),
         ));
     }
