@@ -2,7 +2,9 @@
 //! which cannot run here: every command its steps run must be one README.md
 //! documents (so the README stays the truth about set-up and tests), and it
 //! must have the parts CI relies on (a Linux and a macOS arm64 job, Python
-//! 3.11, the venv cache, logs uploaded on failure).
+//! 3.11, the venv cache, logs uploaded on failure, a conformance job per
+//! server that prepares only its server and runs `gate all` on it, and a
+//! job after them that merges their reports with `matrix --from`).
 
 use serde_norway::Value;
 
@@ -164,8 +166,60 @@ pub fn missing_parts(workflow: &str) -> Result<Vec<String>, String> {
                 .into(),
         );
     }
+    let commands = run_commands(workflow)?;
+    let conformance = jobs.iter().find(|j| {
+        let matrix = j.get("strategy").map(text).unwrap_or_default();
+        SERVERS.iter().all(|s| matrix.contains(s))
+    });
+    match conformance {
+        None => missing.push(format!(
+            "a conformance job whose strategy matrix lists every server ({})",
+            SERVERS.join(", ")
+        )),
+        Some(job) => {
+            let job_commands: Vec<String> = job
+                .get("steps")
+                .and_then(Value::as_sequence)
+                .into_iter()
+                .flatten()
+                .filter_map(|s| s.get("run").and_then(Value::as_str))
+                .flat_map(commands_in)
+                .collect();
+            for (part, what) in [
+                (
+                    "prepare --server",
+                    "prepares only its server (`prepare --server`)",
+                ),
+                (
+                    "gate all --server",
+                    "runs `gate all --server` as its test step",
+                ),
+                ("--json-file", "writes its JSON report (`--json-file`)"),
+            ] {
+                if !job_commands.iter().any(|c| c.contains(part)) {
+                    missing.push(format!("the conformance job {what}"));
+                }
+            }
+        }
+    }
+    let merges = jobs.iter().any(|j| {
+        j.get("needs").is_some()
+            && j.get("steps")
+                .and_then(Value::as_sequence)
+                .into_iter()
+                .flatten()
+                .filter_map(|s| s.get("run").and_then(Value::as_str))
+                .flat_map(commands_in)
+                .any(|c| c.contains("matrix --from"))
+    });
+    if !merges || !commands.iter().any(|c| c.contains("matrix --from")) {
+        missing.push("a job after the conformance jobs (`needs:`) that merges their reports with `matrix --from`".into());
+    }
     Ok(missing)
 }
+
+/// The servers the conformance jobs must cover.
+pub const SERVERS: [&str; 4] = ["granian", "gunicorn", "uwsgi", "waitress"];
 
 fn normalise(command: &str) -> String {
     command.split_whitespace().collect::<Vec<_>>().join(" ")

@@ -77,3 +77,29 @@ fn a_workflow_without_them_is_caught() {
     assert_eq!(missing_parts(&old_python).unwrap().len(), 1);
     assert!(missing_parts("jobs: [").is_err());
 }
+
+#[test]
+fn a_workflow_without_the_server_matrix_or_its_merge_is_caught() {
+    let workflow = read(".github/workflows/gates.yml");
+    let no_uwsgi = workflow.replace(
+        "server: [granian, gunicorn, uwsgi, waitress]",
+        "server: [granian, gunicorn, waitress]",
+    );
+    assert_eq!(
+        missing_parts(&no_uwsgi).unwrap(),
+        vec!["a conformance job whose strategy matrix lists every server (granian, gunicorn, uwsgi, waitress)"]
+    );
+    let all_servers = workflow.replace(
+        r#"prepare --server "$SERVER" --rows all"#,
+        "prepare --rows all",
+    );
+    assert_eq!(
+        missing_parts(&all_servers).unwrap(),
+        vec!["the conformance job prepares only its server (`prepare --server`)"]
+    );
+    let no_merge = workflow.replace("matrix --from", "matrix");
+    assert_eq!(
+        missing_parts(&no_merge).unwrap(),
+        vec!["a job after the conformance jobs (`needs:`) that merges their reports with `matrix --from`"]
+    );
+}
