@@ -27,6 +27,15 @@ pub fn outcome(
     policy: CannotJudge,
     root: &Path,
 ) -> Result<Completion, Failed> {
+    if let (Verdict::CannotJudge, Some(because)) = (result.verdict(), &result.by_design) {
+        // Declared in the server profile: a known cell, not a regression.
+        return Ok(Completion::ignored_with(format!(
+            "{} by design ({} declares it): {because}; the gate said: {}",
+            result.verdict().word(),
+            result.profile,
+            result.judgement.reason
+        )));
+    }
     match (result.verdict(), policy) {
         (Verdict::Pass, _) => Ok(Completion::Completed),
         (Verdict::NotApplicable, _) => Ok(Completion::ignored_with(format!(
@@ -107,6 +116,7 @@ mod tests {
             run: None,
             log_tail: Some("[INFO] Started worker-1".into()),
             elapsed_ms: 1.0,
+            by_design: None,
         }
     }
 
@@ -164,5 +174,26 @@ mod tests {
             ignored_note(outcome(&na, CannotJudge::Fail, root)).as_deref(),
             Some("not applicable: waitress cannot express `workers`")
         );
+    }
+
+    #[test]
+    fn a_cannot_judge_declared_by_design_is_ignored_and_no_other_verdict_is() {
+        let root = std::path::Path::new("/p");
+        let mut cj = result(Verdict::CannotJudge, "the reply came from worker 2");
+        cj.by_design = Some("the router spreads a connection over the workers".into());
+        assert_eq!(
+            ignored_note(outcome(&cj, CannotJudge::Fail, root)).as_deref(),
+            Some(
+                "cannot judge by design (granian declares it): the router spreads a connection over \
+                 the workers; the gate said: the reply came from worker 2"
+            )
+        );
+        // The twin: the same cell without the declaration fails the trial,
+        // and a fail is never excused by one.
+        cj.by_design = None;
+        failure(outcome(&cj, CannotJudge::Fail, root));
+        let mut failed = result(Verdict::Fail, "releasing read 1.96x");
+        failed.by_design = Some("declared".into());
+        failure(outcome(&failed, CannotJudge::Fail, root));
     }
 }

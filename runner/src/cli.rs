@@ -45,6 +45,12 @@ pub enum Command {
         /// venv.
         #[arg(long, value_delimiter = ',', value_name = "ROW,...|all")]
         rows: Vec<String>,
+        // CI at scale (issue 19): one job, one server.
+        /// Install only this server's pinned package (a name from
+        /// specs/servers/ or a profile file), for a CI job that checks one
+        /// server; gates on the others then read them not ready.
+        #[arg(long, value_name = "NAME|PATH")]
+        server: Option<String>,
     },
     /// Print a JSON Schema: of a row file (checked in as
     /// specs/row.schema.json), a sweep row (specs/sweeps/row.schema.json),
@@ -281,6 +287,17 @@ pub struct MatrixArgs {
     /// Also write the matrix and every gate's result as JSON to PATH.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
+
+    // CI at scale (issue 19): the merge of jobs' reports and its JUnit file.
+    /// Run nothing: merge these `gate --json-file` reports (one per CI job)
+    /// into the matrix of ROWs by --servers; a cell none gives reads missing.
+    #[arg(long, value_name = "REPORT.json", num_args = 1..)]
+    pub from: Vec<PathBuf>,
+
+    /// Also write the matrix as JUnit XML to PATH: a testsuite per server,
+    /// a testcase per cell (a missing cell is an error).
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
 
     #[command(flatten)]
     pub run: RunArgs,

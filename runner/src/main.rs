@@ -43,7 +43,9 @@ async fn dispatch(cli: Cli) -> commands::Finish {
     match &cli.command {
         Command::List => commands::list::run(&project),
         Command::Check { files } => commands::check::run(&project, files),
-        Command::Prepare { rows } => commands::prepare::run(&project, python, rows),
+        Command::Prepare { rows, server } => {
+            commands::prepare::run(&project, python, rows, server.as_deref())
+        }
         Command::Schema { what, report } => {
             let what = if *report {
                 runner::cli::SchemaOf::Report

@@ -491,3 +491,172 @@ fn json_without_m0serve(args: &[&str]) -> JsonRun {
         .unwrap();
     json_run(out)
 }
+
+/// The table's lines (header, then one per row) of a matrix's stdout.
+fn table(stdout: &str, rows: usize) -> Vec<String> {
+    stdout.lines().take(rows + 1).map(String::from).collect()
+}
+
+/// A `gate --json-file` report of `results` (the matrix's, one server's).
+fn report_of(servers: &[Value], results: &[&Value]) -> String {
+    serde_json::json!({"runner_version": "0", "interrupted": null,
+                       "servers": servers, "results": results})
+    .to_string()
+}
+
+#[test]
+fn the_merge_of_one_report_per_server_is_the_matrix_and_a_missing_report_shows() {
+    // Real gates: the matrix, then each server's own `gate --json-file`
+    // run, as the CI jobs make them (E19 with two trials on waitress; E15
+    // is not applicable on waitress, whose profile has no workers, and
+    // m0serve is not installed here).
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    let rows = ["E19", "E15"];
+    let live = runner()
+        .args([
+            "matrix",
+            "E19",
+            "E15",
+            "--servers",
+            "waitress,m0serve",
+            "--trials",
+            "2",
+        ])
+        .arg("--json")
+        .arg(p("live.json"))
+        .env_remove("M0SERVE")
+        .output()
+        .unwrap();
+    let live_out = String::from_utf8_lossy(&live.stdout).into_owned();
+    for server in ["waitress", "m0serve"] {
+        runner()
+            .args(["gate", "E19", "E15", "--server", server, "--trials", "2"])
+            .arg("--json-file")
+            .arg(p(&format!("{server}.json")))
+            .env_remove("M0SERVE")
+            .output()
+            .unwrap();
+    }
+    let merge = |files: &[&str]| {
+        let mut cmd = runner();
+        cmd.args([
+            "matrix",
+            "E19",
+            "E15",
+            "--servers",
+            "waitress,m0serve",
+            "--from",
+        ]);
+        for f in files {
+            cmd.arg(p(f));
+        }
+        cmd.arg("--junit")
+            .arg(p("merged.xml"))
+            .arg("--json")
+            .arg(p("merged.json"));
+        cmd.output().unwrap()
+    };
+    let merged = merge(&["waitress.json", "m0serve.json"]);
+    let merged_out = String::from_utf8_lossy(&merged.stdout).into_owned();
+    let merged_doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(p("merged.json")).unwrap()).unwrap();
+    let live_doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(p("live.json")).unwrap()).unwrap();
+    // The layout is the matrix's: the same header (versions too) and rows.
+    let (live_table, merged_table) = (table(&live_out, rows.len()), table(&merged_out, rows.len()));
+    assert_eq!(live_table[0], merged_table[0], "{live_out}\n{merged_out}");
+    for (l, m) in live_table.iter().zip(&merged_table).skip(1) {
+        assert_eq!(l.split_whitespace().next(), m.split_whitespace().next());
+    }
+    // Each cell is its own gate run's verdict; the n/a cells match the
+    // matrix's word for word; nothing reads missing.
+    let gate_verdict = |server: &str, row: &str| {
+        let doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(p(&format!("{server}.json"))).unwrap())
+                .unwrap();
+        doc["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["row"]["id"] == row)
+            .map(|r| r["verdict"].clone())
+            .unwrap()
+    };
+    for (cell, live_cell) in merged_doc["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(live_doc["cells"].as_array().unwrap())
+    {
+        let (row, server) = (
+            cell["row"].as_str().unwrap(),
+            cell["server"].as_str().unwrap(),
+        );
+        assert_eq!(
+            cell["verdict"],
+            gate_verdict(server, row),
+            "{row} on {server}: {merged_out}"
+        );
+        if cell["verdict"] == "not-applicable" {
+            assert_eq!(cell["text"], live_cell["text"]);
+        }
+    }
+    assert!(!merged_out.contains("missing"), "{merged_out}");
+    let xml = std::fs::read_to_string(p("merged.xml")).unwrap();
+    let junit = roxmltree::Document::parse(&xml).unwrap();
+    let cases: Vec<&str> = junit
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .filter_map(|n| n.attribute("name"))
+        .collect();
+    assert_eq!(
+        cases,
+        [
+            "E19::waitress",
+            "E15::waitress",
+            "E19::m0serve",
+            "E15::m0serve"
+        ]
+    );
+
+    // From the very results the matrix found, split into one report per
+    // server, the merge prints the matrix's table exactly.
+    let results = live_doc["results"].as_array().unwrap();
+    for (i, server) in live_doc["servers"].as_array().unwrap().iter().enumerate() {
+        let name = server["name"].as_str().unwrap();
+        let mine: Vec<&Value> = results.iter().filter(|r| r["profile"] == name).collect();
+        std::fs::write(
+            p(&format!("split{i}.json")),
+            report_of(std::slice::from_ref(server), &mine),
+        )
+        .unwrap();
+    }
+    let split = merge(&["split0.json", "split1.json"]);
+    let split_out = String::from_utf8_lossy(&split.stdout).into_owned();
+    assert_eq!(
+        table(&split_out, rows.len()),
+        live_table,
+        "{live_out}\n{split_out}"
+    );
+    assert_eq!(split.status.code(), live.status.code(), "{split_out}");
+
+    // The twin: waitress's report is missing; its cells read missing (never
+    // dropped), the JUnit file has them as errors, and the exit is 2.
+    let gap = merge(&["m0serve.json"]);
+    let gap_out = String::from_utf8_lossy(&gap.stdout).into_owned();
+    let gap_table = table(&gap_out, rows.len());
+    assert!(gap_table[0].contains("waitress"), "{gap_out}");
+    assert!(
+        gap_table[1].starts_with("E19  missing [1]")
+            && gap_table[2].starts_with("E15  missing [3]"),
+        "{gap_out}"
+    );
+    assert!(
+        gap_out.contains("[1] E19 on waitress: no report gives this cell"),
+        "{gap_out}"
+    );
+    assert_eq!(gap.status.code(), Some(2), "{gap_out}");
+    let xml = std::fs::read_to_string(p("merged.xml")).unwrap();
+    assert!(xml.contains(r#"type="missing""#), "{xml}");
+}

@@ -44,6 +44,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
         .collect();
 
     let progress = RefCell::new(Progress::default());
+    let statuses = RefCell::new(Vec::new());
     let terminal = RefCell::new(Terminal::new(std::io::stdout()));
     let mut emit = |e: Event<'_>| {
         // With --json, stdout carries only the JSON document.
@@ -58,7 +59,19 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
         &jobs,
         &progress,
         &mut emit,
-        &mut |_| {},
+        &mut |env| {
+            // The header `matrix --from` shows: the server's version, and
+            // the interpreter's for rows that run no server.
+            let mut s =
+                runner::server::status::statuses(std::slice::from_ref(&profile), Some(&env.python));
+            if jobs.iter().any(|j| j.row.servers().is_empty()) {
+                s.push(runner::server::status::python_status(
+                    &env.python,
+                    &project.specs_dir(),
+                ));
+            }
+            *statuses.borrow_mut() = s;
+        },
     )
     .await
     {
@@ -76,11 +89,14 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
         );
     }
     if opts.json {
-        println!("{}", json::render(&progress.results, note.clone()));
+        println!(
+            "{}",
+            json::render(&progress.results, note.clone(), &statuses.borrow())
+        );
     } else {
         terminal.borrow_mut().summary(&progress.results);
     }
-    let verdicts: Vec<_> = progress.results.iter().map(|r| r.verdict()).collect();
+    let verdicts: Vec<_> = progress.results.iter().map(|r| r.counts_as()).collect();
     if github::in_actions() {
         // With --json, stdout carries only the JSON document; GitHub reads
         // workflow commands from stderr too.
@@ -100,6 +116,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
     let input = ExportInput {
         results: &progress.results,
         interrupted: note.as_ref(),
+        servers: &statuses.borrow(),
         root: &project.root,
         started,
         wall: clock.elapsed(),

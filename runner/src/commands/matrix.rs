@@ -1,7 +1,8 @@
 //! `runner matrix [--servers a,b,c] [ROWS]`: every row on every server, each
 //! gate on a fresh server, printed as rows by servers (and, on request, as
-//! Markdown and JSON files). Per-gate tables and progress go to stderr so
-//! that stdout is the matrix alone.
+//! Markdown, JSON and JUnit files). Per-gate tables and progress go to stderr so
+//! that stdout is the matrix alone. With `--from REPORT.json...` it runs
+//! nothing and merges the reports of runs elsewhere (`report/merge.rs`).
 
 use std::cell::RefCell;
 use std::path::Path;
@@ -13,8 +14,10 @@ use runner::exit::Outcome;
 use runner::gate::session::{Job, Progress};
 use runner::host::project::Project;
 use runner::options::RunOptions;
+use runner::report::export::{github, junit};
 use runner::report::json::Interrupted;
-use runner::report::matrix::{Matrix, RowHead};
+use runner::report::matrix::{Entry, Matrix, RowHead};
+use runner::report::merge;
 use runner::report::terminal::Terminal;
 use runner::server::status;
 use runner::{host::signals, spec};
@@ -32,7 +35,11 @@ fn options(args: &MatrixArgs) -> Result<MatrixOptions, String> {
     if args.servers.iter().any(|s| s.trim().is_empty()) {
         return Err("--servers: an empty name; give names or paths separated by commas".into());
     }
-    for (flag, path) in [("--markdown", &args.markdown), ("--json", &args.json)] {
+    for (flag, path) in [
+        ("--markdown", &args.markdown),
+        ("--json", &args.json),
+        ("--junit", &args.junit),
+    ] {
         if let Some(dir) = path.as_ref().and_then(|p| p.parent()) {
             if !dir.as_os_str().is_empty() && !dir.is_dir() {
                 return Err(format!(
@@ -58,6 +65,16 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
         Ok(r) => r,
         Err(e) => return unusable(&e.to_string()),
     };
+    let heads: Vec<RowHead> = rows
+        .iter()
+        .map(|r| RowHead {
+            id: r.id.clone(),
+            title: r.title.clone(),
+            claim: r.claim.clone(),
+            probe: r.probe.name().into(),
+            on_servers: !r.servers().is_empty(),
+        })
+        .collect();
     let server_names = if args.servers.is_empty() {
         match all_profiles(project) {
             Ok(n) => n,
@@ -72,6 +89,18 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
             Ok(p) => profiles.push(p),
             Err(e) => return unusable(&e.to_string()),
         }
+    }
+    if !args.from.is_empty() {
+        let mut reports = Vec::new();
+        for path in &args.from {
+            match merge::read(path) {
+                Ok(r) => reports.push(r),
+                Err(e) => return unusable(&e),
+            }
+        }
+        let names: Vec<String> = profiles.iter().map(|p| p.name.clone()).collect();
+        let matrix = merge::merge(heads, &names, &reports);
+        return finish(project, args, &matrix, None);
     }
     let mut jobs = Vec::new();
     for row in &rows {
@@ -129,34 +158,24 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
             .collect();
     }
     if python_column {
-        let version = std::process::Command::new(python.map_or_else(
-            || project.state_dir().join("venv/bin/python"),
-            Path::to_path_buf,
-        ))
-        .arg("--version")
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_lowercase())
-        .filter(|v| !v.is_empty());
-        statuses.push(runner::server::status::ServerStatus {
-            name: runner::gate::NO_SERVER.into(),
-            file: project.specs_dir(),
-            ready: true,
-            version,
-            note: None,
-        });
+        statuses.push(runner::server::status::python_status(
+            &python.map_or_else(
+                || project.state_dir().join("venv/bin/python"),
+                Path::to_path_buf,
+            ),
+            &project.specs_dir(),
+        ));
     }
     let matrix = Matrix {
-        rows: rows
-            .iter()
-            .map(|r| RowHead {
-                id: r.id.clone(),
-                title: r.title.clone(),
-                on_servers: !r.servers().is_empty(),
-            })
-            .collect(),
+        rows: heads,
         servers: statuses,
-        results: &progress.results,
+        entries: progress.results.iter().map(Entry::from).collect(),
+        results: progress
+            .results
+            .iter()
+            .map(|r| serde_json::to_value(r).unwrap_or_default())
+            .collect(),
+        merged: None,
         wall: started.elapsed(),
         interrupted: interrupted.map(|signal| Interrupted {
             signal: signals::name(signal).into(),
@@ -164,11 +183,23 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
             server_pgid: progress.current_pgid,
         }),
     };
+    finish(project, args, &matrix, interrupted)
+}
+
+/// Prints the matrix, writes the files asked for (and the Markdown to the
+/// step summary in GitHub Actions), and ends with its verdicts.
+fn finish(
+    project: &Project,
+    args: &MatrixArgs,
+    matrix: &Matrix,
+    interrupted: Option<i32>,
+) -> Finish {
     print!("{}", matrix.render_text());
     let mut write_error = None;
     for (path, text) in [
         (&args.markdown, matrix.render_markdown()),
         (&args.json, matrix.render_json()),
+        (&args.junit, junit::render_matrix(matrix, &project.root)),
     ] {
         if let Some(path) = path {
             if let Err(e) = std::fs::write(path, text) {
@@ -176,10 +207,25 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
             }
         }
     }
+    if let Some(summary) = github::step_summary().filter(|p| !p.as_os_str().is_empty()) {
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&summary)
+            .and_then(|mut f| {
+                std::io::Write::write_all(&mut f, matrix.render_markdown().as_bytes())
+            });
+        if let Err(e) = appended {
+            write_error = Some(format!(
+                "cannot append to $GITHUB_STEP_SUMMARY ({}): {e}",
+                summary.display()
+            ));
+        }
+    }
     if let Some(e) = write_error {
         return unusable(&e);
     }
-    let verdicts = progress.results.iter().map(|r| r.verdict()).collect();
+    let verdicts = matrix.exit_verdicts();
     match interrupted {
         Some(signal) => Finish {
             outcome: Outcome::Interrupted { signal },

@@ -1,6 +1,7 @@
-//! `runner prepare [--rows ROWS|all]`: the Python environment, made ready
-//! ahead of any gate; with `--rows`, also the pinned extra packages those
-//! rows need (only into the runner's own venv, and saying what it installs).
+//! `runner prepare [--server NAME] [--rows ROWS|all]`: the Python
+//! environment, made ready ahead of any gate (with `--server`, only that
+//! server's pin); with `--rows`, also the pinned extra packages those rows
+//! need (only into the runner's own venv, and saying what it installs).
 
 use std::path::Path;
 
@@ -12,9 +13,28 @@ use runner::report::terminal::Terminal;
 
 use super::{unusable, Finish};
 
-pub fn run(project: &Project, python: Option<&Path>, rows: &[String]) -> Finish {
+pub fn run(
+    project: &Project,
+    python: Option<&Path>,
+    rows: &[String],
+    server: Option<&str>,
+) -> Finish {
     let mut terminal = Terminal::new(std::io::stdout());
-    let env = match pyenv::prepare(project, python, &mut |p| terminal.event(&Event::Env(p))) {
+    let profile = match server.map(|s| runner::spec::resolve_profile(&project.servers_dir(), s)) {
+        None => None,
+        Some(Ok(p)) => Some(p),
+        Some(Err(e)) => return unusable(&e.to_string()),
+    };
+    let want = match profile.as_ref().map(|p| p.package.as_deref()) {
+        None => pyenv::Want::All,
+        Some(Some(package)) => pyenv::Want::Package(package),
+        // A server that is not a Python package (an external program)
+        // needs no pin of its own.
+        Some(None) => pyenv::Want::Any,
+    };
+    let env = match pyenv::prepare_for(project, python, want, &mut |p| {
+        terminal.event(&Event::Env(p))
+    }) {
         Ok(env) => env,
         Err(e) => return unusable(&e.to_string()),
     };

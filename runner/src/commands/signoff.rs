@@ -103,6 +103,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SignoffArgs) -
     let input = ExportInput {
         results: &progress.results,
         interrupted: note.as_ref(),
+        servers: &[],
         root: &project.root,
         started,
         wall: clock.elapsed(),
@@ -115,7 +116,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SignoffArgs) -
     for (name, bytes) in written {
         println!("  {bytes:>9}  {name}");
     }
-    let verdicts = progress.results.iter().map(|r| r.verdict()).collect();
+    let verdicts = progress.results.iter().map(|r| r.counts_as()).collect();
     match interrupted {
         Some(signal) => Finish {
             outcome: Outcome::Interrupted { signal },

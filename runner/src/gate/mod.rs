@@ -143,6 +143,11 @@ pub async fn run_gate(
         } else {
             tail
         },
+        by_design: if needs_server {
+            result::by_design(profile, &row.id, judgement.verdict, &judgement.reason)
+        } else {
+            None
+        },
         judgement,
         run,
         elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,

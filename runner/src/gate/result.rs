@@ -4,14 +4,14 @@
 use std::path::PathBuf;
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::probe::{Judgement, ProbeRun};
 use crate::server::pool::ServerRun;
 use crate::verdict::Verdict;
 
 /// Where the row is, for reports and annotations.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RowRef {
     pub id: String,
     pub title: String,
@@ -40,11 +40,22 @@ pub struct GateResult {
     /// every verdict but a pass.
     pub log_tail: Option<String>,
     pub elapsed_ms: f64,
+    /// Set when the verdict is a "cannot judge" the profile declares by
+    /// design (`cannot_judge:` in the server profile): why, for users.
+    /// Such a gate does not fail a run ([`GateResult::counts_as`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_design: Option<String>,
 }
 
 impl GateResult {
     pub fn verdict(&self) -> Verdict {
         self.judgement.verdict
+    }
+
+    /// The verdict as a run's exit code and CI count it: a "cannot judge"
+    /// the profile declares by design counts as not applicable.
+    pub fn counts_as(&self) -> Verdict {
+        counts_as(self.verdict(), self.by_design.is_some())
     }
 
     /// Every server the gate started.
@@ -56,4 +67,25 @@ impl GateResult {
     pub fn first_log(&self) -> Option<&std::path::Path> {
         self.servers.first().map(|s| s.log.as_path())
     }
+}
+
+/// [`GateResult::counts_as`] for a verdict and whether it is declared by
+/// design (the merged matrix has no `GateResult`, only these two).
+pub fn counts_as(verdict: Verdict, by_design: bool) -> Verdict {
+    match verdict {
+        Verdict::CannotJudge if by_design => Verdict::NotApplicable,
+        v => v,
+    }
+}
+
+/// The declared reason when `profile` says it cannot judge `row` by design
+/// and this verdict and reason are that cause.
+pub fn by_design(
+    profile: &crate::spec::profile::Profile,
+    row: &str,
+    verdict: Verdict,
+    reason: &str,
+) -> Option<String> {
+    let d = profile.cannot_judge.get(row)?;
+    (verdict == Verdict::CannotJudge && reason.contains(&d.when)).then(|| d.because.clone())
 }

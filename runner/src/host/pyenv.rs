@@ -6,6 +6,11 @@
 //! working `python` link mean reuse. A file lock serialises preparation,
 //! because `cargo test` starts many runners at once and two pip installs into
 //! one folder corrupt it. Every step is bounded in time.
+//!
+//! `prepare --server S` (a CI job that checks one server) installs only
+//! that server's pin; the stamp says so (`HASH only PACKAGE`), gates accept
+//! such a venv (the other servers are not ready), and a plain `prepare`
+//! rebuilds it whole.
 
 use std::fs::File;
 use std::io::Write;
@@ -47,6 +52,11 @@ pub enum EnvError {
     NoPython,
     #[error("{python}: {problem}")]
     BadPython { python: String, problem: String },
+    #[error("{requirements} pins no {package}; add `{package}==VERSION` to it (--server names a profile whose package it is)")]
+    NotPinned {
+        requirements: String,
+        package: String,
+    },
     #[error("{step} failed ({status}); see {log} (last lines below), fix the pins in {requirements} or pass --python\n{tail}")]
     InstallFailed {
         step: String,
@@ -68,10 +78,50 @@ pub struct PythonEnv {
     pub python: PathBuf,
 }
 
+/// Which pins a venv must hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want<'a> {
+    /// A venv from these pins, whole or for one server (what gates need:
+    /// a server not installed is not ready).
+    Any,
+    /// Every pin (`runner prepare`).
+    All,
+    /// This package's pin at least (`runner prepare --server`).
+    Package(&'a str),
+}
+
 /// The venv interpreter, preparing it if needed; or `explicit` as it is.
 pub fn prepare(
     project: &Project,
     explicit: Option<&Path>,
+    progress: &mut dyn FnMut(EnvProgress),
+) -> Result<PythonEnv, EnvError> {
+    prepare_for(project, explicit, Want::Any, progress)
+}
+
+/// The pins of `requirements` (its text) naming `package`, case and `-`/`_`
+/// aside: the line `package==VERSION`.
+pub fn pin_of(requirements: &str, package: &str) -> Option<String> {
+    let norm = |s: &str| s.trim().to_lowercase().replace('_', "-");
+    requirements
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .find(|l| {
+            let name = l
+                .split(['=', '<', '>', '!', '~', '[', ';', ' '])
+                .next()
+                .unwrap_or("");
+            norm(name) == norm(package)
+        })
+        .map(String::from)
+}
+
+/// [`prepare`], with the pins `want` needs.
+pub fn prepare_for(
+    project: &Project,
+    explicit: Option<&Path>,
+    want: Want<'_>,
     progress: &mut dyn FnMut(EnvProgress),
 ) -> Result<PythonEnv, EnvError> {
     if let Some(python) = explicit {
@@ -105,16 +155,42 @@ pub fn prepare(
     // upgraded away leaves the venv's `python` link dangling, which the
     // `exists()` below notices; we do not run Python for this check, as it
     // happens before every gate.
-    let stamp_text = format!("{:x}\n", Sha256::digest(&pins));
+    let hash = format!("{:x}", Sha256::digest(&pins));
+    let stamp_text = match want {
+        Want::Package(p) => format!("{hash} only {p}\n"),
+        Want::Any | Want::All => format!("{hash}\n"),
+    };
     let stamp = venv.join(".gates-stamp");
     let reason = match std::fs::read_to_string(&stamp) {
         _ if !python.exists() && venv.exists() => "its interpreter is gone",
-        Ok(existing) if existing == stamp_text && python.exists() => {
-            return Ok(PythonEnv { python })
+        Ok(existing) if python.exists() && existing == format!("{hash}\n") => {
+            // Every pin: enough for any want.
+            return Ok(PythonEnv { python });
+        }
+        Ok(existing) if python.exists() && existing.starts_with(&format!("{hash} only ")) => {
+            match want {
+                Want::Any => return Ok(PythonEnv { python }),
+                Want::Package(_) if existing == stamp_text => return Ok(PythonEnv { python }),
+                _ => "it holds one server's pin only (`prepare --server`)",
+            }
         }
         Ok(_) => "the pins changed",
         Err(_) if python.exists() => "no stamp from an earlier install",
         Err(_) => "first use",
+    };
+    // One server's pin: a requirements file of that line alone.
+    let requirements = match want {
+        Want::Package(package) => {
+            let text = String::from_utf8_lossy(&pins);
+            let line = pin_of(&text, package).ok_or_else(|| EnvError::NotPinned {
+                requirements: requirements.display().to_string(),
+                package: package.to_string(),
+            })?;
+            let only = state.join(format!("requirements-{package}.txt"));
+            std::fs::write(&only, format!("{line}\n")).map_err(|e| io(&only, e))?;
+            only
+        }
+        Want::Any | Want::All => requirements,
     };
     progress(EnvProgress::Installing {
         venv: venv.clone(),
@@ -245,6 +321,23 @@ fn io(path: &Path, source: std::io::Error) -> EnvError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_servers_pin_is_found_by_its_package_name_and_no_other() {
+        let req = "# servers\ngranian==2.8.9\ngunicorn==27.0.1\nPyUWSGI==2.0.30.post1\nzope_interface>=5\n";
+        assert_eq!(pin_of(req, "gunicorn").as_deref(), Some("gunicorn==27.0.1"));
+        assert_eq!(
+            pin_of(req, "pyuwsgi").as_deref(),
+            Some("PyUWSGI==2.0.30.post1")
+        );
+        assert_eq!(
+            pin_of(req, "zope-interface").as_deref(),
+            Some("zope_interface>=5")
+        );
+        // The twin: a prefix of a name, or a comment, is not a pin.
+        assert_eq!(pin_of(req, "gunicor"), None);
+        assert_eq!(pin_of(req, "servers"), None);
+    }
 
     #[test]
     fn a_query_returns_stdout_or_the_status_and_stderr() {

@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::gate::result::GateResult;
+use crate::server::status::ServerStatus;
 
 /// The document `--json` prints.
 #[derive(Serialize, JsonSchema)]
@@ -14,11 +15,15 @@ use crate::gate::result::GateResult;
 pub struct Report<'a> {
     pub runner_version: &'static str,
     pub interrupted: Option<Interrupted>,
+    /// The server the gates ran on (and `python`, for rows that run no
+    /// server), with its version: what `matrix --from` shows in its header.
+    #[serde(default, skip_serializing_if = "<[ServerStatus]>::is_empty")]
+    pub servers: &'a [ServerStatus],
     pub results: &'a [GateResult],
 }
 
 /// Where a run was when a signal stopped it.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Interrupted {
     pub signal: String,
     /// The gate in progress (`E19 on granian`), if any.
@@ -27,10 +32,15 @@ pub struct Interrupted {
     pub server_pgid: Option<i32>,
 }
 
-pub fn render(results: &[GateResult], interrupted: Option<Interrupted>) -> String {
+pub fn render(
+    results: &[GateResult],
+    interrupted: Option<Interrupted>,
+    servers: &[ServerStatus],
+) -> String {
     let report = Report {
         runner_version: env!("CARGO_PKG_VERSION"),
         interrupted,
+        servers,
         results,
     };
     serde_json::to_string_pretty(&report)

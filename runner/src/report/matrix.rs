@@ -2,35 +2,100 @@
 //! its key figure, `pass 1.04x/2.01x`), rendered as a terminal table,
 //! Markdown and JSON. Cells that are not a pass carry a numbered note with
 //! the gate's reason, because "fail" alone tells a user nothing to act on.
+//! The cells come from a run's results or, for `matrix --from`, from the
+//! reports of runs elsewhere (`report/merge.rs`), read as [`Entry`]s; a cell
+//! neither gives reads "not run" (a run cut short) or "missing" (a merge).
 
+use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::gate::result::GateResult;
+use crate::gate::result::{counts_as, GateResult, RowRef};
 use crate::probe::ProbeKind;
 use crate::report::json::Interrupted;
 use crate::server::status::ServerStatus;
 use crate::verdict::Verdict;
+
+/// One gate as the matrix reads it: the fields of a result that its cell
+/// shows, from a run or from a report's JSON (which has them at the top of
+/// each result; every other field is ignored).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Entry {
+    pub row: RowRef,
+    pub profile: String,
+    pub verdict: Verdict,
+    pub reason: String,
+    #[serde(default)]
+    pub headline: String,
+    #[serde(default)]
+    pub confidence: String,
+    #[serde(default)]
+    pub by_design: Option<String>,
+    #[serde(default)]
+    pub elapsed_ms: f64,
+    /// The report it came from (a merge), for notes.
+    #[serde(skip)]
+    pub source: Option<PathBuf>,
+    /// Why this cell cannot be shown (from another row set, reports that
+    /// disagree): it reads "missing", with this as its note.
+    #[serde(skip)]
+    pub unusable: Option<String>,
+}
+
+impl From<&GateResult> for Entry {
+    fn from(r: &GateResult) -> Self {
+        Entry {
+            row: r.row.clone(),
+            profile: r.profile.clone(),
+            verdict: r.verdict(),
+            reason: r.judgement.reason.clone(),
+            headline: r.judgement.headline.clone(),
+            confidence: r.judgement.confidence.clone(),
+            by_design: r.by_design.clone(),
+            elapsed_ms: r.elapsed_ms,
+            source: None,
+            unusable: None,
+        }
+    }
+}
 
 /// A row of the matrix.
 #[derive(Debug, Clone, Serialize)]
 pub struct RowHead {
     pub id: String,
     pub title: String,
+    /// What it claims and the probe that checks it: a report's row with the
+    /// same id but another claim or probe is from another row set.
+    pub claim: String,
+    pub probe: String,
     /// Whether the row runs on a server (a gil-probe row does not: it has
     /// one cell, in the `python` column).
     pub on_servers: bool,
 }
 
-/// Everything the matrix shows. `results` are in job order: for each row,
+/// Everything the matrix shows. `entries` are in job order: for each row,
 /// each server; a run cut short has fewer, and the rest read "not run".
-pub struct Matrix<'a> {
+pub struct Matrix {
     pub rows: Vec<RowHead>,
     pub servers: Vec<ServerStatus>,
-    pub results: &'a [GateResult],
+    pub entries: Vec<Entry>,
+    /// Every gate's full result, as the JSON document carries it.
+    pub results: Vec<serde_json::Value>,
     pub wall: Duration,
     pub interrupted: Option<Interrupted>,
+    /// Set for a merge: the reports it read, and what they held that is
+    /// not a cell of this matrix (said under the table, never dropped).
+    pub merged: Option<Merged>,
+}
+
+/// Where a merged matrix came from.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Merged {
+    pub reports: Vec<PathBuf>,
+    /// One line per result outside this matrix's rows and servers, and per
+    /// report that was interrupted.
+    pub outside: Vec<String>,
 }
 
 /// One cell, as the JSON document carries it.
@@ -38,8 +103,12 @@ pub struct Matrix<'a> {
 pub struct Cell {
     pub row: String,
     pub server: String,
-    /// `None` when the gate never ran (an interrupted matrix).
+    /// `None` when the gate never ran (an interrupted matrix) or no
+    /// report gives it (a merge: "missing").
     pub verdict: Option<Verdict>,
+    /// Set when the verdict is a "cannot judge" the profile declares by
+    /// design: why.
+    pub by_design: Option<String>,
     /// What the table shows: `pass 1.04x/2.01x`, `fail ...`, `cannot judge`, `n/a`.
     pub text: String,
     /// The gate's key figure (`1.04x/2.01x`: the mode under test's ratio,
@@ -52,7 +121,21 @@ pub struct Cell {
     pub note: Option<usize>,
 }
 
-impl Matrix<'_> {
+impl Matrix {
+    /// The verdicts as the exit code counts them: a cell with no verdict
+    /// (not run, missing) counts as cannot judge, a "cannot judge" declared
+    /// by design as not applicable.
+    pub fn exit_verdicts(&self) -> Vec<Verdict> {
+        self.cells()
+            .iter()
+            .filter(|c| c.text != BLANK)
+            .map(|c| match c.verdict {
+                None => Verdict::CannotJudge,
+                Some(v) => counts_as(v, c.by_design.is_some()),
+            })
+            .collect()
+    }
+
     /// Every cell, row by row, numbering the notes in that order.
     pub fn cells(&self) -> Vec<Cell> {
         let mut cells = Vec::new();
@@ -66,11 +149,11 @@ impl Matrix<'_> {
                     cells.push(blank(&row.id, &server.name));
                     continue;
                 }
-                let result = self
-                    .results
+                let entry = self
+                    .entries
                     .iter()
                     .find(|r| r.row.id == row.id && r.profile == server.name);
-                let mut cell = cell(&row.id, &server.name, result);
+                let mut cell = cell(&row.id, &server.name, entry, self.merged.is_some());
                 if cell.reason.is_some() && cell.verdict != Some(Verdict::Pass) {
                     notes += 1;
                     cell.note = Some(notes);
@@ -90,7 +173,19 @@ impl Matrix<'_> {
     }
 
     fn footer(&self) -> String {
-        let n = self.results.len();
+        let n = self.entries.len();
+        if let Some(m) = &self.merged {
+            let mut s = format!(
+                "{n} gate{} merged from {} report{}",
+                if n == 1 { "" } else { "s" },
+                m.reports.len(),
+                if m.reports.len() == 1 { "" } else { "s" }
+            );
+            for line in &m.outside {
+                s.push_str(&format!("\nnot in this matrix: {line}"));
+            }
+            return s;
+        }
         let mut s = format!(
             "{n} gate{} in {:.1} s wall time",
             if n == 1 { "" } else { "s" },
@@ -245,7 +340,8 @@ impl Matrix<'_> {
             rows: &'a [RowHead],
             servers: &'a [ServerStatus],
             cells: Vec<Cell>,
-            results: &'a [GateResult],
+            merged: &'a Option<Merged>,
+            results: &'a [serde_json::Value],
         }
         let doc = Doc {
             runner_version: env!("CARGO_PKG_VERSION"),
@@ -254,21 +350,25 @@ impl Matrix<'_> {
             rows: &self.rows,
             servers: &self.servers,
             cells: self.cells(),
-            results: self.results,
+            merged: &self.merged,
+            results: &self.results,
         };
         serde_json::to_string_pretty(&doc)
             .unwrap_or_else(|e| format!("{{\"error\": \"cannot render the matrix: {e}\"}}"))
     }
 }
 
-/// The cell for one gate's result (or a gate that never ran).
+/// What a cell the row's shape leaves empty reads.
+const BLANK: &str = "-";
+
 /// A cell the row's shape leaves empty.
 fn blank(row: &str, server: &str) -> Cell {
     Cell {
         row: row.into(),
         server: server.into(),
         verdict: None,
-        text: "-".into(),
+        by_design: None,
+        text: BLANK.into(),
         headline: String::new(),
         probe: None,
         reason: None,
@@ -276,22 +376,40 @@ fn blank(row: &str, server: &str) -> Cell {
     }
 }
 
-fn cell(row: &str, server: &str, result: Option<&GateResult>) -> Cell {
+/// The cell for one gate's result; without one, "not run" (a run cut
+/// short) or, in a merge, "missing" with a note saying why.
+fn cell(row: &str, server: &str, entry: Option<&Entry>, merged: bool) -> Cell {
     let mut c = Cell {
         row: row.into(),
         server: server.into(),
         verdict: None,
-        text: "not run".into(),
+        by_design: None,
+        text: if merged { MISSING } else { "not run" }.into(),
         headline: String::new(),
         probe: None,
-        reason: None,
+        reason: merged.then(|| "no report gives this cell".to_string()),
         note: None,
     };
-    let Some(r) = result else { return c };
-    let verdict = r.verdict();
+    let Some(r) = entry else { return c };
+    if let Some(why) = &r.unusable {
+        c.text = MISSING.into();
+        c.reason = Some(why.clone());
+        return c;
+    }
+    let verdict = r.verdict;
     c.verdict = Some(verdict);
-    c.reason = Some(r.judgement.reason.clone());
-    c.headline = r.judgement.headline.clone();
+    c.by_design = r
+        .by_design
+        .clone()
+        .filter(|_| verdict == Verdict::CannotJudge);
+    c.reason = Some(match &c.by_design {
+        Some(because) => format!(
+            "by design (the profile declares it): {because}; the gate said: {}",
+            r.reason
+        ),
+        None => r.reason.clone(),
+    });
+    c.headline = r.headline.clone();
     c.probe = Some(r.row.probe.clone());
     let figures = if c.headline.is_empty() {
         String::new()
@@ -301,10 +419,16 @@ fn cell(row: &str, server: &str, result: Option<&GateResult>) -> Cell {
     // Figures only where they back a verdict on the claim.
     c.text = match verdict {
         Verdict::Pass | Verdict::Fail => format!("{}{figures}", verdict.spelling().cell),
+        Verdict::CannotJudge if c.by_design.is_some() => {
+            format!("{} (by design)", verdict.spelling().cell)
+        }
         Verdict::CannotJudge | Verdict::NotApplicable => verdict.spelling().cell.into(),
     };
     c
 }
+
+/// What a cell no usable report gives reads in a merged matrix.
+pub const MISSING: &str = "missing";
 
 #[cfg(test)]
 mod tests {
@@ -321,20 +445,24 @@ mod tests {
         }
     }
 
-    fn matrix(results: &[GateResult]) -> Matrix<'_> {
+    fn matrix(results: &[GateResult]) -> Matrix {
         Matrix {
             rows: vec![RowHead {
                 id: "E19".into(),
                 title: "t".into(),
+                claim: "c".into(),
+                probe: "pair-ratio".into(),
                 on_servers: true,
             }],
             servers: vec![
                 status("granian", Some("granian 2.8.9")),
                 status("m0serve", None),
             ],
-            results,
+            entries: results.iter().map(Entry::from).collect(),
+            results: Vec::new(),
             wall: Duration::from_millis(1500),
             interrupted: None,
+            merged: None,
         }
     }
 

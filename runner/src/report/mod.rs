@@ -5,4 +5,5 @@ pub mod fingerprint;
 
 pub mod json;
 pub mod matrix;
+pub mod merge;
 pub mod terminal;

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use crate::host::bounded::{self, Bound};
 use crate::host::pyenv;
@@ -16,7 +17,7 @@ use crate::spec::Profile;
 const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// One profile's readiness.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ServerStatus {
     pub name: String,
     pub file: PathBuf,
@@ -25,6 +26,24 @@ pub struct ServerStatus {
     pub version: Option<String>,
     /// Why it is not ready (and what to do), or what could not be learned.
     pub note: Option<String>,
+}
+
+/// The `python` column's status: the interpreter's version, for the rows
+/// that run no server (gil-probe).
+pub fn python_status(python: &Path, specs_dir: &Path) -> ServerStatus {
+    let version = Command::new(python)
+        .arg("--version")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_lowercase())
+        .filter(|v| !v.is_empty());
+    ServerStatus {
+        name: crate::gate::NO_SERVER.into(),
+        file: specs_dir.to_path_buf(),
+        ready: true,
+        version,
+        note: None,
+    }
 }
 
 /// The status of each of `profiles`. `python` is the gate interpreter, or

@@ -46,6 +46,23 @@ pub struct ProfileFile {
     /// Known deviations of this server that the probes must allow for.
     #[serde(default)]
     pub quirks: Quirks,
+    /// Cells this server cannot be judged on by design, by row id: a gate
+    /// on such a row that reads "cannot judge" for the declared cause
+    /// (its reason contains `when`) is reported as such, with `because`,
+    /// and does not fail a run; any other verdict or cause counts as usual.
+    #[serde(default)]
+    pub cannot_judge: BTreeMap<String, ByDesign>,
+}
+
+/// A "cannot judge" a server is known to give by design (see
+/// [`ProfileFile::cannot_judge`]).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ByDesign {
+    /// Why the server cannot be judged on this row, for users.
+    pub because: String,
+    /// Text the gate's reason must contain for the cause to be this one.
+    pub when: String,
 }
 
 /// Known deviations of a server, declared in its profile so that the
@@ -108,6 +125,7 @@ pub struct Profile {
     pub env: BTreeMap<String, String>,
     pub stop_grace_ms: u64,
     pub quirks: Quirks,
+    pub cannot_judge: BTreeMap<String, ByDesign>,
     pub file: PathBuf,
 }
 
@@ -439,6 +457,14 @@ pub fn load_profile(file: &Path) -> Result<Profile, SpecError> {
             ),
         ));
     }
+    for (row, d) in &raw.cannot_judge {
+        if d.because.trim().is_empty() || d.when.trim().is_empty() {
+            return Err(err(
+                &["cannot_judge", row],
+                "needs a `because:` for users and a `when:` the gate's reason contains".into(),
+            ));
+        }
+    }
     if raw.stop_grace_ms > 60_000 {
         return Err(err(
             &["stop_grace_ms"],
@@ -455,6 +481,7 @@ pub fn load_profile(file: &Path) -> Result<Profile, SpecError> {
         env: raw.env,
         stop_grace_ms: raw.stop_grace_ms,
         quirks: raw.quirks,
+        cannot_judge: raw.cannot_judge,
         file: file.to_path_buf(),
     })
 }

@@ -130,6 +130,24 @@ impl JsonSchema for Verdict {
     }
 }
 
+/// Reads a verdict by its [`Verdict::name`] (a report written earlier, for
+/// `matrix --from`).
+impl<'de> serde::Deserialize<'de> for Verdict {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        Verdict::ALL
+            .into_iter()
+            .find(|v| v.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Verdict::ALL.iter().map(|v| v.name()).collect();
+                serde::de::Error::custom(format!(
+                    "verdict {name:?} is none of {}",
+                    names.join(", ")
+                ))
+            })
+    }
+}
+
 impl Serialize for Verdict {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.name())

@@ -8,7 +8,7 @@ pub struct JsonExporter;
 
 impl Exporter for JsonExporter {
     fn render(&self, input: &ExportInput<'_>) -> String {
-        let mut text = json::render(input.results, input.interrupted.cloned());
+        let mut text = json::render(input.results, input.interrupted.cloned(), input.servers);
         text.push('\n');
         text
     }

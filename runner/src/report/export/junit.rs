@@ -137,6 +137,82 @@ fn problem(kind: NonSuccessKind, r: &GateResult, body: String) -> TestCaseStatus
     s
 }
 
+/// The conformance matrix (`matrix --junit`, a merge's one JUnit file): a
+/// testsuite per server column, a testcase per cell the row's shape fills
+/// (named like the harness's trials, `E19::granian`). A failed cell is a
+/// `<failure>`; cannot judge, and a cell no report gives ("missing"), an
+/// `<error>`; not applicable, and a cannot judge the profile declares by
+/// design, `<skipped>` with the reason.
+pub fn render_matrix(m: &crate::report::matrix::Matrix, root: &std::path::Path) -> String {
+    let cells = m.cells();
+    let mut report = Report::new("gates");
+    for server in &m.servers {
+        let mut suite = TestSuite::new(legal(&server.name));
+        suite.add_property(Property::new("runner_version", env!("CARGO_PKG_VERSION")));
+        if let Some(v) = &server.version {
+            suite.add_property(Property::new("version", legal(v)));
+        }
+        for c in cells.iter().filter(|c| c.server == server.name) {
+            let entry = m
+                .entries
+                .iter()
+                .find(|e| e.row.id == c.row && e.profile == c.server);
+            if c.text == "-" {
+                continue;
+            }
+            let message = legal(&format!(
+                "{}: {}",
+                c.verdict.map_or(c.text.as_str(), |v| v.word()),
+                c.reason.as_deref().unwrap_or_default()
+            ));
+            let non_success = |kind, name: &str| {
+                let mut s = TestCaseStatus::non_success(kind);
+                s.set_message(message.clone()).set_type(name.to_string());
+                s
+            };
+            let status = match c.verdict {
+                None => non_success(NonSuccessKind::Error, "missing"),
+                Some(Verdict::CannotJudge) if c.by_design.is_some() => {
+                    let mut s = TestCaseStatus::skipped();
+                    s.set_message(message.clone());
+                    s
+                }
+                Some(v) => match v.spelling().junit {
+                    None => TestCaseStatus::success(),
+                    Some(JunitElement::Failure) => non_success(NonSuccessKind::Failure, v.name()),
+                    Some(JunitElement::Error) => non_success(NonSuccessKind::Error, v.name()),
+                    Some(JunitElement::Skipped) => {
+                        let mut s = TestCaseStatus::skipped();
+                        s.set_message(message.clone());
+                        s
+                    }
+                },
+            };
+            let mut case = TestCase::new(legal(&format!("{}::{}", c.row, c.server)), status);
+            case.set_classname(legal(&c.row));
+            if let Some(e) = entry {
+                case.set_time(
+                    Duration::try_from_secs_f64(e.elapsed_ms / 1000.0).unwrap_or_default(),
+                );
+                // A merged report's row file is the job's checkout's path:
+                // from `specs/` on, it is this one's.
+                let mut file = relative(root, &e.row.file);
+                if let Some(i) = file.rfind("/specs/").filter(|_| file.starts_with('/')) {
+                    file = file[i + 1..].to_string();
+                }
+                case.extra.insert("file".into(), legal(&file).into());
+                case.extra
+                    .insert("line".into(), e.row.line.to_string().into());
+            }
+            suite.add_test_case(case);
+        }
+        report.add_test_suite(suite);
+    }
+    report
+        .to_string()
+        .unwrap_or_else(|e| format!("<!-- cannot write the JUnit report: {e} -->\n"))
+}
+
 /// `s` with the two characters XML 1.0 cannot carry that quick-junit lets
 /// through (the noncharacters U+FFFE and U+FFFF, which a server log may
 /// hold) written out as `\u{fffe}`; it drops the others (C0 controls such
@@ -179,6 +255,7 @@ mod tests {
         let input = ExportInput {
             results: &results,
             interrupted: None,
+            servers: &[],
             root: std::path::Path::new("/work/main"),
             started: std::time::UNIX_EPOCH,
             wall: std::time::Duration::from_secs(10),

@@ -126,6 +126,7 @@ mod tests {
         let input = ExportInput {
             results: &results,
             interrupted: None,
+            servers: &[],
             root: std::path::Path::new("/work/main"),
             started: std::time::UNIX_EPOCH,
             wall: std::time::Duration::from_millis(2500),

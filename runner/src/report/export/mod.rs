@@ -18,6 +18,8 @@ use crate::report::json::Interrupted;
 pub struct ExportInput<'a> {
     pub results: &'a [GateResult],
     pub interrupted: Option<&'a Interrupted>,
+    /// The servers the gates ran on, with versions (empty when unknown).
+    pub servers: &'a [crate::server::status::ServerStatus],
     /// The project root: row files are shown relative to it.
     pub root: &'a Path,
     /// When the run started (JUnit's `timestamp`).
@@ -218,6 +220,7 @@ pub(crate) mod tests {
             log_tail: (verdict != Verdict::Pass)
                 .then(|| "[INFO] <started> & \u{1b}[31mred\u{1b}[0m".to_string()),
             elapsed_ms: 2500.0,
+            by_design: None,
         }
     }
 
