@@ -29,6 +29,20 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "IP")]
     pub host: Option<String>,
 
+    // CI at scale (issue 19): the macOS path, forced on Linux.
+    /// `off` measures as a platform without per-thread scheduler accounting
+    /// does (macOS): no scheduler witness, the wall-clock rules decide, and
+    /// the gil-probe's `auto` instrument is lost iterations. `on` (the
+    /// default) uses the witness where the kernel has it.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value = "on",
+        value_name = "on|off"
+    )]
+    pub witness: WitnessSwitch,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -104,6 +118,13 @@ pub enum Command {
     /// (no fresh server, no CPU figures): the runner's client side by side
     /// with wrk and oha (bench/anchors.py).
     Load(LoadArgs),
+}
+
+/// `--witness`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WitnessSwitch {
+    On,
+    Off,
 }
 
 /// The files `runner schema` describes.

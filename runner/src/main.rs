@@ -28,6 +28,10 @@ fn main() -> ExitCode {
 }
 
 async fn dispatch(cli: Cli) -> commands::Finish {
+    if cli.witness == runner::cli::WitnessSwitch::Off {
+        // Before anything measures: nothing has read the accounting yet.
+        runner::kernel::schedstat::force_off();
+    }
     if let Some(host) = &cli.host {
         if let Err(e) = runner::server::loopback::parse_host(host)
             .and_then(runner::server::loopback::set_bind_host)

@@ -157,3 +157,96 @@ fn a_working_profile_starts_where_the_broken_one_did_not() {
     assert_eq!(run.result()["run"]["trials_done"], 2, "{}", run.reason());
     run.assert_no_survivors();
 }
+
+// The macOS path, forced on Linux (`--witness off`): no scheduler witness,
+// the wall-clock rules decide. Here the machine may be busy, so a verdict
+// the wall rules cannot reach is "cannot judge" (no free core), never the
+// wrong one; what must hold every time is that the witness was off, said
+// so, and took no part.
+
+/// Asserts a pair-ratio run (`run`, its judged `figures`) had no witness,
+/// says why, and that no verdict in `reason` rests on one.
+fn assert_witness_off(run: &serde_json::Value, figures: &serde_json::Value, reason: &str) {
+    let why = run["witness_unavailable"].as_str().unwrap_or("");
+    assert!(why.contains("--witness off"), "{run}");
+    assert!(why.contains("the wall-clock rules apply"), "{why}");
+    if !figures.is_null() {
+        assert_eq!(figures["witness"], "unavailable", "{figures}");
+        assert!(figures["under_test"]["witness"].is_null(), "{figures}");
+    }
+    assert!(!reason.contains("by the scheduler witness"), "{reason}");
+}
+
+#[test]
+fn with_the_witness_off_e19_and_e15_pass_by_the_wall_rules_or_cannot_judge() {
+    let run = gate_json(&["E19", "E15", "--witness", "off"]);
+    let results = run.report["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    for r in results {
+        let reason = r["reason"].as_str().unwrap();
+        if r["row"]["id"] == "E15" {
+            // The census carries its pair-ratio run inside.
+            assert_witness_off(&r["run"]["pair_ratio"], &r["figures"]["pair_ratio"], reason);
+        } else {
+            assert_witness_off(&r["run"], &r["figures"], reason);
+        }
+        match r["verdict"].as_str().unwrap() {
+            "pass" => {}
+            "cannot-judge" => assert!(
+                reason.contains("free core") || reason.contains("within"),
+                "{reason}"
+            ),
+            v => panic!("{} read {v} with the witness off: {reason}", r["row"]["id"]),
+        }
+    }
+    run.assert_no_survivors();
+}
+
+#[test]
+fn with_the_witness_off_a_serialising_server_fails_by_the_wall_rules_or_cannot_judge() {
+    // The twin: every view behind one lock reads about 2.0x by the clock;
+    // the wall rules alone must never call it a pass.
+    let dir = tempfile::tempdir().unwrap();
+    let profile = common::faultserver_profile(dir.path(), "serialise", &[]);
+    let run = gate_json(&[
+        "E19",
+        "--server",
+        profile.to_str().unwrap(),
+        "--witness",
+        "off",
+    ]);
+    let reason = run.reason().to_string();
+    assert_witness_off(&run.result()["run"], &run.result()["figures"], &reason);
+    match run.verdict() {
+        "fail" => {
+            assert_eq!(run.code, 1);
+            assert!(reason.contains("releasing read"), "{reason}");
+            assert!(run.ratio("under_test") >= 1.35, "{reason}");
+        }
+        "cannot-judge" => {
+            assert_eq!(run.code, 2);
+            assert!(
+                reason.contains("would have been FAIL") || reason.contains("free core"),
+                "{reason}"
+            );
+        }
+        v => panic!("a serialising server read {v} with the witness off: {reason}"),
+    }
+    // Deadline work cannot pass either: the wall rules' own control.
+    let row = edited_row(
+        dir.path(),
+        "E19-busy.yaml",
+        &[
+            ("path: /work?mode=release", "path: /busy?ms=25"),
+            ("path: /work?mode=hold", "path: /busy?ms=26"),
+        ],
+    );
+    let busy = gate_json(&[row.to_str().unwrap(), "--witness", "off"]);
+    assert_witness_off(
+        &busy.result()["run"],
+        &busy.result()["figures"],
+        busy.reason(),
+    );
+    assert_eq!(busy.verdict(), "cannot-judge", "{}", busy.reason());
+    run.assert_no_survivors();
+}

@@ -58,6 +58,12 @@ fn block(args: &GilProbeArgs) -> Result<GilBlock, String> {
     };
     let instrument = match args.instrument.as_str() {
         "auto" => InstrumentChoice::Auto,
+        "schedstat" if runner::kernel::schedstat::forced_off() => {
+            return Err(
+                "--instrument schedstat reads the accounting that --witness off turns off; drop one of them"
+                    .into(),
+            )
+        }
         "schedstat" => InstrumentChoice::Schedstat,
         "iterations" => InstrumentChoice::Iterations,
         other => {

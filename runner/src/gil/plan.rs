@@ -257,7 +257,15 @@ impl GilPlan {
         argv.push(format!("--max-rounds={}", self.max_rounds()));
         argv.push(format!("--round-ms={}", self.round_ms));
         argv.push(format!("--max-runqueue={}", self.bounds.runqueue_at_most));
-        argv.push(format!("--instrument={}", self.instrument.name()));
+        // With the witness off (`--witness off`), auto takes the fallback a
+        // platform without schedstat takes.
+        let instrument = match self.instrument {
+            InstrumentChoice::Auto if crate::kernel::schedstat::forced_off() => {
+                InstrumentChoice::Iterations
+            }
+            other => other,
+        };
+        argv.push(format!("--instrument={}", instrument.name()));
         if !self.scale.is_empty() {
             let counts: Vec<String> = self.scale.iter().map(u32::to_string).collect();
             argv.push(format!("--scale={}", counts.join(",")));

@@ -381,6 +381,9 @@ pub enum Missing {
     NotLinux,
     /// Linux, but `/proc/thread-self/schedstat` could not be read.
     NoFile { error: String },
+    /// Turned off for this run (`--witness off`): the path a platform
+    /// without the accounting (macOS) takes, forced where it has it.
+    Off,
 }
 
 /// Which counter stood still.
@@ -404,6 +407,9 @@ impl Availability {
             Availability::Available => None,
             Availability::Missing(Missing::NotLinux) => Some(format!(
                 "no per-thread scheduler accounting on this platform (/proc/PID/task/TID/schedstat is Linux only): {FALLBACK}"
+            )),
+            Availability::Missing(Missing::Off) => Some(format!(
+                "the scheduler witness is off (--witness off), as where the platform has no such accounting (macOS): {FALLBACK}"
             )),
             Availability::Missing(Missing::NoFile { error }) => Some(format!(
                 "cannot read /proc/thread-self/schedstat ({error}); a kernel built without CONFIG_SCHED_INFO, or /proc not mounted: {FALLBACK}"
@@ -429,11 +435,26 @@ const SELF_CHECK_DEADLINE: Duration = Duration::from_millis(500);
 /// The least run-queue time two threads sharing one CPU must show.
 const SELF_CHECK_MIN_QUEUE: Duration = Duration::from_millis(1);
 
+/// The process's answer to [`availability`], fixed once.
+static CHECKED: OnceLock<Availability> = OnceLock::new();
+
 /// This machine's accounting, checked once per process (the check spins
 /// about 10 ms on one thread, then about 20 ms on two threads sharing a CPU).
 pub fn availability() -> &'static Availability {
-    static CHECKED: OnceLock<Availability> = OnceLock::new();
     CHECKED.get_or_init(self_check)
+}
+
+/// Turns the witness off for this process (`--witness off`): every reader
+/// then takes the path of a platform without the accounting, saying so.
+/// Only the binary calls it, once, before anything is measured; false when
+/// the accounting was already checked (nothing changes then).
+pub fn force_off() -> bool {
+    CHECKED.set(Availability::Missing(Missing::Off)).is_ok()
+}
+
+/// Whether [`force_off`] turned the witness off.
+pub fn forced_off() -> bool {
+    CHECKED.get() == Some(&Availability::Missing(Missing::Off))
 }
 
 /// The check behind [`availability`], uncached.
@@ -687,6 +708,7 @@ mod tests {
     fn every_unavailable_state_names_its_remedy() {
         let states = [
             Availability::Missing(Missing::NotLinux),
+            Availability::Missing(Missing::Off),
             Availability::Missing(Missing::NoFile {
                 error: "No such file".into(),
             }),
