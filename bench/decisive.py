@@ -10,6 +10,11 @@ cannot judge, wrong, decisive share, median wall per gate.
 
     python3 bench/decisive.py --runs 50            # E19, all cells
     python3 bench/decisive.py --runs 20 --rows E15 --noise none,burst
+    python3 bench/decisive.py --runs 10 --witness off --noise none,burst
+
+`--witness off` runs every gate as a platform without the scheduler witness
+(macOS) does: the wall-clock rules alone (the runner's `--witness off`); the
+table gains a `witness` column.
 """
 
 import argparse
@@ -60,12 +65,14 @@ def main():
     ap.add_argument("--noise", default="none,burst,spin")
     ap.add_argument("--cases", default="pass,one-thread,serialise",
                     help="which servers: pass (granian, 2 threads), one-thread, serialise")
+    ap.add_argument("--witness", default="on", choices=["on", "off"],
+                    help="off: no scheduler witness, the wall rules alone (the macOS path)")
     args = ap.parse_args()
     subprocess.run(["cargo", "build", "-q", "--release", "-p", "runner"], cwd=ROOT, check=True)
     exe = os.path.join(ROOT, "target", "release", "runner")
     folder = tempfile.mkdtemp(prefix="decisive-")
-    print("| row | server | noise | runs | pass | fail | cannot judge | wrong | decisive | median s/gate |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| row | server | noise | witness | runs | pass | fail | cannot judge | wrong | decisive | median s/gate |")
+    print("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for row in args.rows.split(","):
         cases = {
             "pass": (row, "granian", "pass"),
@@ -79,7 +86,7 @@ def main():
             for noise in args.noise.split(","):
                 proc = subprocess.run(
                     [exe, "stress", target, "--runs", str(args.runs), "--server", server,
-                     "--noise", noise, "--expect", expect, "--json"],
+                     "--noise", noise, "--expect", expect, "--json", "--witness", args.witness],
                     cwd=ROOT, capture_output=True, text=True, timeout=3600,
                 )
                 if proc.returncode not in (0, 1):
@@ -91,8 +98,8 @@ def main():
                 walls = [r["figures"].get("gate ms", 0) / 1000 for r in s["results"]]
                 label = "granian (2 threads)" if case == "pass" else (
                     "granian (1 thread)" if case == "one-thread" else "faultserver serialise")
-                print("| %s | %s | %s | %d | %d | %d | %d | %d | %.0f%% | %.2f |" % (
-                    row, label, noise, s["runs"], v.get("pass", 0), v.get("fail", 0),
+                print("| %s | %s | %s | %s | %d | %d | %d | %d | %d | %.0f%% | %.2f |" % (
+                    row, label, noise, args.witness, s["runs"], v.get("pass", 0), v.get("fail", 0),
                     v.get("cannot-judge", 0), s["wrong"], 100.0 * decisive / max(1, s["runs"]),
                     statistics.median(walls) if walls else 0.0), flush=True)
 
