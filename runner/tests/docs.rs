@@ -272,7 +272,10 @@ fn the_link_check_catches_a_broken_link_and_an_unindexed_page() {
     let short_index = "[gap](gap-not-threshold.md)";
     let left = unindexed(short_index, &docs);
     assert!(left.contains(&"fixed-work.md".to_string()), "{left:?}");
-    assert!(!left.contains(&"gap-not-threshold.md".to_string()), "{left:?}");
+    assert!(
+        !left.contains(&"gap-not-threshold.md".to_string()),
+        "{left:?}"
+    );
 }
 
 #[test]
