@@ -1,7 +1,7 @@
 //! The repository's own docs: no file sends a reader to a document outside
 //! the repository (the background note the project grew from), every
 //! `docs/NAME.md` named in code, help text, rows and READMEs is a file, and
-//! every relative link of the docs pages and the README resolves. Each
+//! every relative link of the Markdown files resolves. Each
 //! check first runs on synthetic text it must catch, so a scan that finds
 //! nothing because it cannot find anything does not pass.
 
@@ -279,17 +279,26 @@ fn the_link_check_catches_a_broken_link_and_an_unindexed_page() {
 }
 
 #[test]
-fn the_docs_pages_and_the_readme_link_only_to_what_exists_and_the_index_lists_every_page() {
+fn every_markdown_link_resolves_and_the_index_lists_every_page() {
     let root = root();
     let docs = root.join("docs");
-    let pages = md_files(&docs);
-    assert!(pages.len() >= 10, "docs/ holds {} pages", pages.len());
+    assert!(md_files(&docs).len() >= 10, "docs/ holds too few pages");
+    let markdown: Vec<(String, String)> = scanned_files()
+        .into_iter()
+        .filter(|(p, _)| p.ends_with(".md"))
+        .collect();
+    for must in ["README.md", "docs/README.md", "specs/README.md"] {
+        assert!(
+            markdown.iter().any(|(p, _)| p == must),
+            "the scan did not reach {must}"
+        );
+    }
     let mut broken = Vec::new();
-    for page in pages.iter().chain([root.join("README.md")].iter()) {
-        let text = std::fs::read_to_string(page).unwrap();
-        let base = page.parent().unwrap();
-        for target in broken_links(&text, base) {
-            broken.push(format!("{}: {target}", page.display()));
+    for (path, text) in &markdown {
+        let base = root.join(path);
+        let base = base.parent().unwrap();
+        for target in broken_links(text, base) {
+            broken.push(format!("{path}: {target}"));
         }
     }
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
