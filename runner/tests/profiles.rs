@@ -660,3 +660,56 @@ fn the_merge_of_one_report_per_server_is_the_matrix_and_a_missing_report_shows()
     let xml = std::fs::read_to_string(p("merged.xml")).unwrap();
     assert!(xml.contains(r#"type="missing""#), "{xml}");
 }
+
+#[test]
+fn uwsgis_e15_cannot_judge_is_declared_by_design_and_only_for_its_cause() {
+    // specs/servers/uwsgi.yaml declares E15's cannot judge (its router
+    // spreads one connection over the workers). That cause is reported as
+    // such and exits 0; the same profile whose declaration names another
+    // cause (the twin) leaves the same cell a plain cannot judge, exit 2.
+    let dir = tempfile::tempdir().unwrap();
+    let other_cause = copy_profile(
+        dir.path(),
+        "uwsgi",
+        "uwsgi-other.yaml",
+        &[(
+            r#"when: "but that connection was served by worker""#,
+            r#"when: "a cause this gate never names""#,
+        )],
+    );
+    let cause = "but that connection was served by worker";
+    for (profile, declared) in [
+        (root().join("specs/servers/uwsgi.yaml"), true),
+        (other_cause, false),
+    ] {
+        let run = gate_json(&[
+            "E15",
+            "--server",
+            profile.to_str().unwrap(),
+            "--trials",
+            "2",
+        ]);
+        let r = run.result();
+        let reason = run.reason();
+        if run.verdict() == "cannot-judge" && reason.contains(cause) {
+            if declared {
+                assert!(r["by_design"].as_str().unwrap().contains("router"), "{r}");
+                assert_eq!(run.code, 0, "{reason}");
+            } else {
+                assert!(r.get("by_design").is_none(), "{r}");
+                assert_eq!(run.code, 2, "{reason}");
+            }
+        } else {
+            // uWSGI kept the connections on their workers this time, or
+            // another cause: never excused.
+            assert!(r.get("by_design").is_none(), "{r}");
+            let expected = match run.verdict() {
+                "pass" | "not-applicable" => 0,
+                "fail" => 1,
+                _ => 2,
+            };
+            assert_eq!(run.code, expected, "{reason}");
+        }
+        run.assert_no_survivors();
+    }
+}
