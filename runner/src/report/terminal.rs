@@ -157,6 +157,12 @@ pub fn render_gate(r: &GateResult) -> String {
     if r.verdict() == Verdict::Pass || r.verdict() == Verdict::Fail {
         s.push_str(&format!("  confidence: {}\n", r.judgement.confidence));
     }
+    if let Some(because) = &r.by_design {
+        s.push_str(&format!(
+            "  by design ({} declares it; it does not fail the run): {because}\n",
+            r.profile
+        ));
+    }
     if let (Some(tail), Some(log)) = (&r.log_tail, r.first_log()) {
         if r.verdict() != Verdict::Pass {
             s.push_str(&format!("  server log tail ({}):\n", log.display()));
