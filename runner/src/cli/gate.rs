@@ -107,6 +107,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
                 runner::server::status::statuses(std::slice::from_ref(&profile), Some(&env.python));
             if jobs.iter().any(|j| j.row.servers().is_empty()) {
                 s.push(runner::server::status::python_status(
+                    runner::gate::NO_SERVER,
                     &env.python,
                     &project.specs_dir(),
                 ));

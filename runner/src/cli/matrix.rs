@@ -200,6 +200,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
     }
     if python_column {
         statuses.push(runner::server::status::python_status(
+            runner::gate::NO_SERVER,
             &python.map_or_else(
                 || project.state_dir().join("venv/bin/python"),
                 Path::to_path_buf,

@@ -28,9 +28,9 @@ pub struct ServerStatus {
     pub note: Option<String>,
 }
 
-/// The `python` column's status: the interpreter's version, for the rows
-/// that run no server (gil-probe).
-pub fn python_status(python: &Path, specs_dir: &Path) -> ServerStatus {
+/// The status of the column named `column` (the gate's `python`) for the
+/// rows that run no server (gil-probe): the interpreter's version.
+pub fn python_status(column: &str, python: &Path, specs_dir: &Path) -> ServerStatus {
     let version = Command::new(python)
         .arg("--version")
         .output()
@@ -38,7 +38,7 @@ pub fn python_status(python: &Path, specs_dir: &Path) -> ServerStatus {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_lowercase())
         .filter(|v| !v.is_empty());
     ServerStatus {
-        name: crate::gate::NO_SERVER.into(),
+        name: column.into(),
         file: specs_dir.to_path_buf(),
         ready: true,
         version,
