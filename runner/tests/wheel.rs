@@ -19,6 +19,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::Instant;
 
 use common::root;
 
@@ -72,12 +73,21 @@ fn maturin() -> PathBuf {
 
 #[test]
 fn the_installed_wheel_runs_gil_probe_and_e19_from_a_folder_with_no_checkout() {
+    // What each phase cost, printed with the test's output (`--nocapture`).
+    let started = Instant::now();
+    let phase = |name: &str| {
+        eprintln!(
+            "wheel test: {name} at {:.1} s",
+            started.elapsed().as_secs_f64()
+        )
+    };
     let scratch = tempfile::tempdir().unwrap();
     let wheels = scratch.path().join("wheels");
     ok(Command::new(maturin())
         .args(["build", "--profile", "dev", "--out"])
         .arg(&wheels)
         .current_dir(root()));
+    phase("wheel built");
     let wheel: Vec<PathBuf> = std::fs::read_dir(&wheels)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -100,6 +110,7 @@ fn the_installed_wheel_runs_gil_probe_and_e19_from_a_folder_with_no_checkout() {
         ])
         .arg(&wheel[0]));
     assert!(bin.join("runner").is_file());
+    phase("wheel installed");
 
     // An empty folder outside the repository, and a cache of its own.
     let work = scratch.path().join("work");
@@ -121,13 +132,21 @@ fn the_installed_wheel_runs_gil_probe_and_e19_from_a_folder_with_no_checkout() {
             .env_remove("GITHUB_STEP_SUMMARY"))
     };
 
-    let probe = installed(&["gil-probe", "time:sleep", "--arg", "0.005", "--expect", "releases"]);
+    let probe = installed(&[
+        "gil-probe",
+        "time:sleep",
+        "--arg",
+        "0.005",
+        "--expect",
+        "releases",
+    ]);
     assert_eq!(probe.status.code(), Some(0), "{}", text(&probe));
     assert!(
         String::from_utf8_lossy(&probe.stdout).starts_with("RELEASES"),
         "{}",
         text(&probe)
     );
+    phase("gil-probe done (with the venv prepared)");
     let gate = installed(&["gate", "E19"]);
     assert_eq!(gate.status.code(), Some(0), "{}", text(&gate));
     assert!(
@@ -136,12 +155,18 @@ fn the_installed_wheel_runs_gil_probe_and_e19_from_a_folder_with_no_checkout() {
         text(&gate)
     );
 
+    phase("gate E19 done");
     // The rows came from the binary, unpacked into the cache with the venv
     // and the logs; the current folder got nothing.
     let unpacked: Vec<PathBuf> = std::fs::read_dir(cache.join("concurrency-gates"))
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("project-"))
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("project-")
+        })
         .collect();
     assert_eq!(unpacked.len(), 1, "{unpacked:?}");
     assert!(unpacked[0].join("specs/E19.yaml").is_file());
@@ -149,10 +174,46 @@ fn the_installed_wheel_runs_gil_probe_and_e19_from_a_folder_with_no_checkout() {
     assert!(cache.join("concurrency-gates/logs").is_dir());
     assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0);
 
-    // Its twins: the other answer fails the probe (exit 1), and a
-    // --project-dir that is not a checkout is refused, naming the flag.
-    let holds = installed(&["gil-probe", "time:sleep", "--arg", "0.005", "--expect", "holds"]);
+    // The README's row for a library's call, run as its pytest line runs
+    // it: a path in the user's folder, in the wheel's own venv's python (no
+    // server needed), the setup imported from the current folder.
+    std::fs::create_dir_all(work.join("gates")).unwrap();
+    std::fs::create_dir_all(work.join("tests")).unwrap();
+    std::fs::write(
+        work.join("tests/gil_setup.py"),
+        "import time\n\ndef setup():\n    return time.sleep, (0.005,)\n",
+    )
+    .unwrap();
+    let row = common::readme_yaml("id: GIL-mylib");
+    std::fs::write(work.join("gates/GIL-mylib.yaml"), &row).unwrap();
+    let python = bin.join("python").display().to_string();
+    let mine = installed(&["--python", &python, "gate", "gates/GIL-mylib.yaml"]);
+    assert_eq!(mine.status.code(), Some(0), "{}", text(&mine));
+    assert!(
+        String::from_utf8_lossy(&mine.stdout).contains("PASS GIL-mylib"),
+        "{}",
+        text(&mine)
+    );
+    phase("the README's row done");
+
+    // Its twins: the other answer fails the probe and the row (exit 1),
+    // and a --project-dir that is not a checkout is refused, naming it.
+    let holds = installed(&[
+        "gil-probe",
+        "time:sleep",
+        "--arg",
+        "0.005",
+        "--expect",
+        "holds",
+    ]);
     assert_eq!(holds.status.code(), Some(1), "{}", text(&holds));
+    std::fs::write(
+        work.join("gates/GIL-mylib.yaml"),
+        row.replace("expect: releases", "expect: holds"),
+    )
+    .unwrap();
+    let theirs = installed(&["--python", &python, "gate", "gates/GIL-mylib.yaml"]);
+    assert_eq!(theirs.status.code(), Some(1), "{}", text(&theirs));
     let nowhere = installed(&["--project-dir", ".", "list"]);
     assert_eq!(nowhere.status.code(), Some(2), "{}", text(&nowhere));
     assert!(
