@@ -5,7 +5,10 @@
 //! these once into a folder of the user's cache named by their hash, so a
 //! newer runner never reads an older runner's files.
 //!
-//! `fixtures/faultserver` stays out: only the test suite starts it.
+//! `fixtures/faultserver` stays out: only the test suite starts it. A file
+//! added to these folders is embedded at the next build of this module
+//! (rust-embed tracks each file it embedded, not the folders); a test says
+//! so when the binary lacks one.
 
 use std::borrow::Cow;
 use std::io;
@@ -153,6 +156,44 @@ mod tests {
         for (path, data) in files() {
             let on_disk = std::fs::read(root.join(&path)).unwrap();
             assert!(on_disk == *data, "{path} differs from the checkout's");
+        }
+    }
+
+    #[test]
+    fn every_file_of_the_checkouts_folders_is_embedded() {
+        // rust-embed tracks the files it embedded, not the folders: a file
+        // added since the last build is missing until this module is
+        // rebuilt.
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let names = names();
+        let mut on_disk = Vec::new();
+        let mut pending = vec![
+            root.join("specs"),
+            root.join("fixtures/bareapp"),
+            root.join("fixtures/gilprobe"),
+        ];
+        while let Some(dir) = pending.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                if path.is_dir() && name != "__pycache__" {
+                    pending.push(path);
+                } else if path.is_file() && !name.ends_with(".pyc") {
+                    let rel = path
+                        .strip_prefix(root)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned();
+                    on_disk.push(rel);
+                }
+            }
+        }
+        assert!(on_disk.len() > 20, "{on_disk:?}");
+        for rel in &on_disk {
+            assert!(
+                names.contains(rel),
+                "{rel} is not in the binary: touch runner/src/host/embedded.rs and rebuild"
+            );
         }
     }
 
