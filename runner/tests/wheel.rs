@@ -27,10 +27,8 @@ use common::root;
 const MATURIN: &str = "maturin==1.16.0";
 
 fn run(cmd: &mut Command) -> Output {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    out
+    cmd.output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
 }
 
 fn text(out: &Output) -> String {
