@@ -23,7 +23,7 @@ use runner::sweep::request::{DEFAULT_PATH, DEFAULT_SERVER};
 use runner::sweep::{self, SweepContext};
 use runner::verdict::Verdict;
 
-use super::args::sweep_flag;
+use super::args::{sweep_flag, JsonArgs};
 use super::{unusable, Finish};
 
 #[derive(Debug, Args)]
@@ -60,10 +60,8 @@ pub struct AdviseArgs {
     #[arg(long, value_name = "DIR")]
     pub app_dir: Option<PathBuf>,
 
-    /// Print the answer as JSON on stdout (its JSON Schema:
-    /// `runner::advise::report_schema`).
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub out: JsonArgs,
 
     /// Bound on any one request (and on opening a connection).
     #[arg(long, default_value_t = Limits::DEFAULT_REQUEST_MS, value_name = "MS")]
@@ -100,6 +98,9 @@ fn advise_flag(e: &FieldError<AdviseField>) -> String {
 }
 
 pub async fn run(project: &Project, python: Option<&Path>, args: &AdviseArgs) -> Finish {
+    if let Err(e) = args.out.check() {
+        return unusable(&e);
+    }
     let opts = match args
         .request()
         .plan(&project.app_dir(), &project.servers_dir())
@@ -182,13 +183,10 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &AdviseArgs) ->
         q2,
         started.elapsed().as_secs_f64(),
     );
-    if args.json {
-        match serde_json::to_string_pretty(&report) {
-            Ok(s) => println!("{s}"),
-            Err(e) => return unusable(&format!("cannot write the JSON report: {e}")),
-        }
-    } else {
-        print!("{}", render::render(&report));
+    match args.out.emit_value(&report) {
+        Ok(true) => {}
+        Ok(false) => print!("{}", render::render(&report)),
+        Err(e) => return unusable(&e),
     }
     if report.advice.is_some() {
         Finish::ok()

@@ -23,6 +23,7 @@ use runner::host::project::Project;
 use runner::host::{pyenv, signals};
 use runner::verdict::Verdict;
 
+use super::args::JsonArgs;
 use super::{unusable, Finish};
 
 #[derive(Debug, Args)]
@@ -63,9 +64,8 @@ pub struct GilProbeArgs {
     #[arg(long, default_value = "auto", value_name = "auto|schedstat|iterations")]
     pub instrument: String,
 
-    /// Print the verdict, figures and raw run as JSON on stdout.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub out: JsonArgs,
 
     /// How long to wait for a gate running on this machine (they take turns).
     #[arg(long, default_value_t = Limits::DEFAULT_MACHINE_WAIT_MS, value_name = "MS")]
@@ -132,6 +132,9 @@ fn block(args: &GilProbeArgs) -> Result<GilBlock, String> {
 }
 
 pub async fn run(project: &Project, python: Option<&Path>, args: &GilProbeArgs) -> Finish {
+    if let Err(e) = args.out.check() {
+        return unusable(&e);
+    }
     let plan = match block(args).and_then(|b| {
         b.validate()
             .map_err(|e| format!("{}: {}", plan_flag(e.key), e.message))
@@ -188,21 +191,20 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GilProbeArgs) 
         }
     };
     let judgement = gil::judge(&plan, &run);
-    if args.json {
-        let out = JsonOut {
-            verdict: judgement.verdict,
-            answer: judgement.figures.as_ref().and_then(|f| f.answer),
-            reason: &judgement.reason,
-            confidence: &judgement.confidence,
-            headline: &judgement.headline,
-            figures: judgement.figures.as_ref(),
-            run: &run,
-        };
-        match serde_json::to_string_pretty(&out) {
-            Ok(s) => println!("{s}"),
-            Err(e) => return unusable(&format!("cannot write the JSON report: {e}")),
-        }
-    } else {
+    let out = JsonOut {
+        verdict: judgement.verdict,
+        answer: judgement.figures.as_ref().and_then(|f| f.answer),
+        reason: &judgement.reason,
+        confidence: &judgement.confidence,
+        headline: &judgement.headline,
+        figures: judgement.figures.as_ref(),
+        run: &run,
+    };
+    let printed = match args.out.emit_value(&out) {
+        Ok(p) => p,
+        Err(e) => return unusable(&e),
+    };
+    if !printed {
         let target = judgement
             .figures
             .as_ref()

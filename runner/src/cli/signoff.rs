@@ -25,7 +25,7 @@ use runner::report::terminal::Terminal;
 use runner::spec;
 use runner::spec::Trials;
 
-use super::args::RunArgs;
+use super::args::{JsonArgs, RunArgs};
 use super::{unusable, Finish};
 
 #[derive(Debug, Args)]
@@ -44,11 +44,17 @@ pub struct SignoffArgs {
     pub rows: Vec<String>,
 
     #[command(flatten)]
+    pub report: JsonArgs,
+
+    #[command(flatten)]
     pub run: RunArgs,
 }
 
 pub async fn run(project: &Project, python: Option<&Path>, args: &SignoffArgs) -> Finish {
     let (started, clock) = (SystemTime::now(), Instant::now());
+    if let Err(e) = args.report.check() {
+        return unusable(&e);
+    }
     let run = match args.run.plan() {
         Ok(r) => r,
         Err(e) => return unusable(&e),
@@ -93,7 +99,13 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SignoffArgs) -
         .collect();
 
     let progress = RefCell::new(Progress::default());
-    let terminal = RefCell::new(Terminal::new(std::io::stdout()));
+    // With --json, stdout carries only the JSON document.
+    let screen: Box<dyn std::io::Write> = if args.report.json {
+        Box::new(std::io::stderr())
+    } else {
+        Box::new(std::io::stdout())
+    };
+    let terminal = RefCell::new(Terminal::new(screen));
     let mut emit = |e: Event<'_>| terminal.borrow_mut().event(&e);
     let fingerprint = RefCell::new(None);
     let interrupted = match super::run_jobs_interruptible(
@@ -131,9 +143,17 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SignoffArgs) -
         Ok(w) => w,
         Err(e) => return unusable(&e),
     };
-    println!("sign-off bundle: {}", out.display());
+    if let Err(e) = args.report.emit(&JsonExporter.render(&input)) {
+        return unusable(&e);
+    }
+    let mut listing = format!("sign-off bundle: {}\n", out.display());
     for (name, bytes) in written {
-        println!("  {bytes:>9}  {name}");
+        listing.push_str(&format!("  {bytes:>9}  {name}\n"));
+    }
+    if args.report.json {
+        eprint!("{listing}");
+    } else {
+        print!("{listing}");
     }
     let verdicts = progress.results.iter().map(|r| r.verdict()).collect();
     match interrupted {

@@ -31,7 +31,7 @@ use runner::stats::Spread;
 use runner::verdict::Verdict;
 use runner::{host::pyenv, host::signals, spec};
 
-use super::args::RunArgs;
+use super::args::{JsonArgs, RunArgs};
 use super::{unusable, Finish};
 
 #[derive(Debug, Args)]
@@ -58,9 +58,8 @@ pub struct StressArgs {
     #[arg(long, value_enum)]
     pub expect: Option<Expect>,
 
-    /// Print the summary and every run as JSON on stdout.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub out: JsonArgs,
 
     #[command(flatten)]
     pub run: RunArgs,
@@ -276,6 +275,9 @@ fn render(s: &Summary) -> String {
 }
 
 pub async fn run(project: &Project, python: Option<&Path>, args: &StressArgs) -> Finish {
+    if let Err(e) = args.out.check() {
+        return unusable(&e);
+    }
     let opts = match options(args) {
         Ok(o) => o,
         Err(e) => return unusable(&e),
@@ -396,13 +398,10 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &StressArgs) ->
         interrupted.map(|s| signals::name(s).to_string()),
         load_pgids.take(),
     );
-    if args.json {
-        match serde_json::to_string_pretty(&summary) {
-            Ok(s) => println!("{s}"),
-            Err(e) => return unusable(&format!("cannot render the summary: {e}")),
-        }
-    } else {
-        print!("{}", render(&summary));
+    match args.out.emit_value(&summary) {
+        Ok(true) => {}
+        Ok(false) => print!("{}", render(&summary)),
+        Err(e) => return unusable(&e),
     }
     let verdicts = if summary.wrong > 0 {
         vec![Verdict::Fail]
@@ -441,7 +440,7 @@ mod tests {
             server: "granian".into(),
             noise: Noise::None,
             expect: None,
-            json: false,
+            out: JsonArgs::default(),
             run: RunArgs {
                 trials: None,
                 request_timeout_ms: 30_000,

@@ -26,7 +26,7 @@ use runner::sweep::terminal::{self, Progress};
 use runner::sweep::{self, SweepContext, SweepResult};
 use runner::verdict::Verdict;
 
-use super::args::{report_path, sweep_flag};
+use super::args::{json_is_a_flag_now, report_path, sweep_flag, JsonArgs};
 use super::{unusable, Finish};
 
 #[derive(Debug, Args)]
@@ -92,9 +92,8 @@ pub struct SweepArgs {
     #[arg(long, value_name = "DIR")]
     pub app_dir: Option<PathBuf>,
 
-    /// Also write every setting's figures as JSON to PATH.
-    #[arg(long, value_name = "PATH")]
-    pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: JsonArgs,
 
     /// Also write the table as CSV to PATH.
     #[arg(long, value_name = "PATH")]
@@ -151,7 +150,7 @@ impl SweepArgs {
     /// The report files asked for, each checked.
     fn reports(&self) -> Result<Reports, String> {
         for (flag, path) in [
-            ("--json", &self.json),
+            ("--json-file", &self.out.json_file),
             ("--csv", &self.csv),
             ("--markdown", &self.markdown),
             ("--svg", &self.svg),
@@ -163,7 +162,7 @@ impl SweepArgs {
             .clone()
             .or_else(|| self.markdown.as_ref().map(|m| m.with_extension("svg")));
         Ok(Reports {
-            json: self.json.clone(),
+            json: self.out.json_file.clone(),
             csv: self.csv.clone(),
             markdown: self.markdown.clone(),
             svg,
@@ -172,6 +171,9 @@ impl SweepArgs {
 }
 
 pub async fn run(project: &Project, python: Option<&Path>, args: &SweepArgs) -> Finish {
+    if let Err(e) = json_is_a_flag_now(args.out.json, args.row.iter()) {
+        return unusable(&e);
+    }
     let row = match &args.row {
         Some(wanted) => {
             match sweep::row::resolve(
@@ -227,7 +229,11 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SweepArgs) -> 
         elapsed_s: started.elapsed().as_secs_f64(),
         interrupted: interrupted.map(|s| signals::name(s).to_string()),
     };
-    print!("{}", terminal::render(&result));
+    if args.out.json {
+        print!("{}", export::json::render(&result));
+    } else {
+        print!("{}", terminal::render(&result));
+    }
     match export::write_all(&result, &reports) {
         Ok(paths) => {
             for p in paths {
@@ -290,7 +296,14 @@ mod tests {
             );
         }
         // Its twin: report flags and --server go with a row.
-        let argv = ["blocking-threads", "--server", "waitress", "--csv", "x.csv"];
+        let argv = [
+            "blocking-threads",
+            "--server",
+            "waitress",
+            "--json",
+            "--json-file",
+            "x.json",
+        ];
         assert!(sweep_args(&argv).is_ok());
     }
 }
