@@ -79,6 +79,19 @@ pub fn report_path(flag: &str, path: Option<&Path>) -> Result<(), String> {
     }
 }
 
+/// The app a server serves: the user's own, or the fixture.
+#[derive(Debug, Default, Args)]
+pub struct AppArgs {
+    /// Your own WSGI app, as MODULE:ATTR (needs --app-dir); the fixture
+    /// (fixtures/bareapp, app:app) by default.
+    #[arg(long, value_name = "MODULE:ATTR")]
+    pub app: Option<String>,
+
+    /// The folder --app is imported from (the server's working directory).
+    #[arg(long, value_name = "DIR")]
+    pub app_dir: Option<std::path::PathBuf>,
+}
+
 /// `--json` took a PATH in `sweep` and `matrix` before it meant "print":
 /// an old `--json out.json` now leaves `out.json` as a ROW, which is refused
 /// here with the new spelling rather than read as a row file.

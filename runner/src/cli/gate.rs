@@ -8,13 +8,11 @@ use clap::Args;
 use std::time::{Instant, SystemTime};
 
 use runner::event::Event;
-use runner::exit::Outcome;
 use runner::gate::session::{Job, Progress};
 use runner::host::project::Project;
 use runner::report::export::{github, ExportInput, ExportManager, Format};
 use runner::report::json::{self};
 use runner::report::terminal::Terminal;
-use runner::spec;
 
 use super::args::{report_path, JsonArgs, RunArgs};
 use super::{unusable, Finish};
@@ -60,13 +58,9 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
             return unusable(&e);
         }
     }
-    let rows = match runner::spec::row::resolve_rows(&project.specs_dir(), &args.rows) {
+    let (rows, profile) = match super::rows_and_profile(project, &args.rows, &args.server) {
         Ok(r) => r,
-        Err(e) => return unusable(&e.to_string()),
-    };
-    let profile = match spec::resolve_profile(&project.servers_dir(), &args.server) {
-        Ok(p) => p,
-        Err(e) => return unusable(&e.to_string()),
+        Err(e) => return unusable(&e),
     };
     let jobs: Vec<Job> = rows
         .into_iter()
@@ -151,11 +145,5 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
             finish
         };
     }
-    match interrupted {
-        Some(signal) => Finish {
-            outcome: Outcome::Interrupted { signal },
-            verdicts,
-        },
-        None => Finish::verdicts(verdicts),
-    }
+    Finish::ended(interrupted, verdicts)
 }

@@ -15,7 +15,6 @@ use std::time::Duration;
 use clap::Args;
 use serde::Serialize;
 
-use runner::exit::Outcome;
 use runner::gil::{self, Expect, GilBlock, GilFigures, GilJudgement, GilRun, InstrumentChoice};
 use runner::host::limits::Limits;
 use runner::host::machine_lock::MachineLock;
@@ -155,16 +154,9 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GilProbeArgs) 
     };
     let lock_path = project.state_dir().join("measure.lock");
     let wait = Duration::from_millis(args.machine_wait_ms);
-    let lock = match MachineLock::acquire(&lock_path, wait).await {
-        Ok(Some(lock)) => lock,
-        Ok(None) => {
-            return cannot_judge(&format!(
-                "another gate held {} for {} s; wait for it, or raise --machine-wait-ms",
-                lock_path.display(),
-                wait.as_secs()
-            ))
-        }
-        Err(e) => return cannot_judge(&format!("cannot lock {}: {e}", lock_path.display())),
+    let lock = match MachineLock::take(&lock_path, wait).await {
+        Ok(lock) => lock,
+        Err(e) => return cannot_judge(&e),
     };
     eprintln!(
         "gil-probe {} in {}: {} rounds of {} ms per arm",
@@ -184,10 +176,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GilProbeArgs) 
                 "interrupted by {}; the probe's processes were stopped",
                 signals::name(signal)
             );
-            return Finish {
-                outcome: Outcome::Interrupted { signal },
-                verdicts: Vec::new(),
-            };
+            return Finish::interrupted(signal, Vec::new());
         }
     };
     let judgement = gil::judge(&plan, &run);

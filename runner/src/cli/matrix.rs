@@ -10,7 +10,6 @@ use std::time::Instant;
 use clap::Args;
 
 use runner::event::Event;
-use runner::exit::Outcome;
 use runner::gate::request::RunPlan;
 use runner::gate::session::{Job, Progress};
 use runner::host::project::Project;
@@ -212,11 +211,5 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
         return unusable(&e);
     }
     let verdicts = progress.results.iter().map(|r| r.verdict()).collect();
-    match interrupted {
-        Some(signal) => Finish {
-            outcome: Outcome::Interrupted { signal },
-            verdicts,
-        },
-        None => Finish::verdicts(verdicts),
-    }
+    Finish::ended(interrupted, verdicts)
 }

@@ -199,6 +199,47 @@ impl Finish {
     pub fn ok() -> Self {
         Self::verdicts(Vec::new())
     }
+
+    /// Stopped by `signal` (SIGINT, SIGTERM), with the verdicts reached.
+    pub fn interrupted(signal: i32, verdicts: Vec<Verdict>) -> Self {
+        Self {
+            outcome: Outcome::Interrupted { signal },
+            verdicts,
+        }
+    }
+
+    /// The verdicts, or an interruption carrying them.
+    pub fn ended(interrupted: Option<i32>, verdicts: Vec<Verdict>) -> Self {
+        match interrupted {
+            Some(signal) => Self::interrupted(signal, verdicts),
+            None => Self::verdicts(verdicts),
+        }
+    }
+
+    /// Unusable when any of the inputs checked was bad.
+    pub fn unusable_if(bad: usize) -> Self {
+        if bad > 0 {
+            Self {
+                outcome: Outcome::Unusable,
+                verdicts: Vec::new(),
+            }
+        } else {
+            Self::ok()
+        }
+    }
+}
+
+/// The rows and the server profile `ROW...` and `--server` name.
+pub fn rows_and_profile(
+    project: &Project,
+    rows: &[String],
+    server: &str,
+) -> Result<(Vec<runner::spec::row::Row>, runner::spec::Profile), String> {
+    let rows =
+        runner::spec::row::resolve_rows(&project.specs_dir(), rows).map_err(|e| e.to_string())?;
+    let profile =
+        runner::spec::resolve_profile(&project.servers_dir(), server).map_err(|e| e.to_string())?;
+    Ok((rows, profile))
 }
 
 /// Prints `message` as an error; the input could not be used.

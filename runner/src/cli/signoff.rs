@@ -12,7 +12,6 @@ use std::time::{Instant, SystemTime};
 use clap::Args;
 
 use runner::event::Event;
-use runner::exit::Outcome;
 use runner::gate::result::GateResult;
 use runner::gate::session::{Job, Progress};
 use runner::host::project::Project;
@@ -22,7 +21,6 @@ use runner::report::export::markdown::MarkdownExporter;
 use runner::report::export::{iso8601, ExportInput, Exporter};
 use runner::report::fingerprint::Fingerprint;
 use runner::report::terminal::Terminal;
-use runner::spec;
 use runner::spec::Trials;
 
 use super::args::{JsonArgs, RunArgs};
@@ -59,13 +57,9 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SignoffArgs) -
         Ok(r) => r,
         Err(e) => return unusable(&e),
     };
-    let rows = match runner::spec::row::resolve_rows(&project.specs_dir(), &args.rows) {
+    let (rows, profile) = match super::rows_and_profile(project, &args.rows, &args.server) {
         Ok(r) => r,
-        Err(e) => return unusable(&e.to_string()),
-    };
-    let profile = match spec::resolve_profile(&project.servers_dir(), &args.server) {
-        Ok(p) => p,
-        Err(e) => return unusable(&e.to_string()),
+        Err(e) => return unusable(&e),
     };
     let out = args.out.clone().unwrap_or_else(|| {
         let stamp: String = iso8601(started)
@@ -156,13 +150,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SignoffArgs) -
         print!("{listing}");
     }
     let verdicts = progress.results.iter().map(|r| r.verdict()).collect();
-    match interrupted {
-        Some(signal) => Finish {
-            outcome: Outcome::Interrupted { signal },
-            verdicts,
-        },
-        None => Finish::verdicts(verdicts),
-    }
+    Finish::ended(interrupted, verdicts)
 }
 
 /// Creates `dir`, which must not exist yet or be empty: a bundle never

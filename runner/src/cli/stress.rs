@@ -19,7 +19,6 @@ use serde::Serialize;
 use serde_json::Value;
 
 use runner::event::Event;
-use runner::exit::Outcome;
 use runner::gate::request::RunPlan;
 use runner::gate::result::GateResult;
 use runner::gate::session::{run_jobs, Job, Progress};
@@ -408,13 +407,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &StressArgs) ->
     } else {
         Vec::new()
     };
-    match interrupted {
-        Some(signal) => Finish {
-            outcome: Outcome::Interrupted { signal },
-            verdicts,
-        },
-        None => Finish::verdicts(verdicts),
-    }
+    Finish::ended(interrupted, verdicts)
 }
 
 #[cfg(test)]

@@ -12,7 +12,6 @@ use std::time::Instant;
 
 use clap::Args;
 
-use runner::exit::Outcome;
 use runner::host::limits::Limits;
 use runner::host::project::Project;
 use runner::host::signals;
@@ -26,7 +25,7 @@ use runner::sweep::terminal::{self, Progress};
 use runner::sweep::{self, SweepContext, SweepResult};
 use runner::verdict::Verdict;
 
-use super::args::{json_is_a_flag_now, report_path, sweep_flag, JsonArgs};
+use super::args::{json_is_a_flag_now, report_path, sweep_flag, AppArgs, JsonArgs};
 use super::{unusable, Finish};
 
 #[derive(Debug, Args)]
@@ -83,14 +82,8 @@ pub struct SweepArgs {
     #[arg(long, default_value = DEFAULT_WARMUP, value_name = "TIME")]
     pub warmup: String,
 
-    /// Your own WSGI app, as MODULE:ATTR (needs --app-dir); the fixture
-    /// (fixtures/bareapp, app:app) by default.
-    #[arg(long, value_name = "MODULE:ATTR")]
-    pub app: Option<String>,
-
-    /// The folder --app is imported from (the server's working directory).
-    #[arg(long, value_name = "DIR")]
-    pub app_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub app: AppArgs,
 
     #[command(flatten)]
     pub out: JsonArgs,
@@ -140,8 +133,8 @@ impl SweepArgs {
                 duration: self.duration.clone(),
                 warmup: self.warmup.clone(),
                 request_timeout_ms: self.request_timeout_ms,
-                app: self.app.clone(),
-                app_dir: self.app_dir.clone(),
+                app: self.app.app.clone(),
+                app_dir: self.app.app_dir.clone(),
                 machine_wait_ms: self.machine_wait_ms,
             },
         }
@@ -243,10 +236,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SweepArgs) -> 
         Err(e) => return unusable(&e),
     }
     match interrupted {
-        Some(signal) => Finish {
-            outcome: Outcome::Interrupted { signal },
-            verdicts: Vec::new(),
-        },
+        Some(signal) => Finish::interrupted(signal, Vec::new()),
         None if result.clean() => Finish::ok(),
         None => Finish::verdicts(vec![Verdict::CannotJudge]),
     }
