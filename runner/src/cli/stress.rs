@@ -67,8 +67,8 @@ pub struct StressArgs {
 /// `--noise`: the engine's value list, offered and checked by clap.
 fn noise_value() -> impl clap::builder::TypedValueParser<Value = Noise> {
     use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(Noise::ALL.map(Noise::name))
-        .try_map(|s| s.parse::<Noise>())
+    let values = Noise::ALL.map(|n| clap::builder::PossibleValue::new(n.name()).help(n.describe()));
+    clap::builder::PossibleValuesParser::new(values).try_map(|s| s.parse::<Noise>())
 }
 
 /// The verdicts `runner stress --expect` takes: the two that claim something.
