@@ -371,7 +371,7 @@ fn the_matrix_prints_rows_by_servers_and_writes_markdown_and_json() {
         ])
         .arg("--markdown")
         .arg(&md)
-        .arg("--json")
+        .arg("--json-file")
         .arg(&js)
         .env_remove("M0SERVE")
         .output()
@@ -523,7 +523,7 @@ fn the_merge_of_one_report_per_server_is_the_matrix_and_a_missing_report_shows()
             "--trials",
             "2",
         ])
-        .arg("--json")
+        .arg("--json-file")
         .arg(p("live.json"))
         .env_remove("M0SERVE")
         .output()
@@ -553,7 +553,7 @@ fn the_merge_of_one_report_per_server_is_the_matrix_and_a_missing_report_shows()
         }
         cmd.arg("--junit")
             .arg(p("merged.xml"))
-            .arg("--json")
+            .arg("--json-file")
             .arg(p("merged.json"));
         cmd.output().unwrap()
     };

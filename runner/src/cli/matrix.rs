@@ -11,7 +11,6 @@ use std::time::Instant;
 use clap::Args;
 
 use runner::event::Event;
-use runner::exit::Outcome;
 use runner::gate::request::RunPlan;
 use runner::gate::session::{Job, Progress};
 use runner::host::project::Project;
@@ -45,9 +44,8 @@ pub struct MatrixArgs {
     #[arg(long, value_name = "PATH")]
     pub markdown: Option<PathBuf>,
 
-    /// Also write the matrix and every gate's result as JSON to PATH.
-    #[arg(long, value_name = "PATH")]
-    pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: JsonArgs,
 
     // CI at scale (issue 19): the merge of jobs' reports and its JUnit file.
     /// Run nothing: merge these `gate --json-file` reports (one per CI job)
@@ -63,7 +61,7 @@ pub struct MatrixArgs {
     #[command(flatten)]
     pub run: RunArgs,
 }
-use super::args::RunArgs;
+use super::args::{json_is_a_flag_now, JsonArgs, RunArgs};
 use super::{unusable, Finish};
 
 /// Validated `matrix` options.
@@ -76,9 +74,10 @@ fn options(args: &MatrixArgs) -> Result<MatrixOptions, String> {
     if args.servers.iter().any(|s| s.trim().is_empty()) {
         return Err("--servers: an empty name; give names or paths separated by commas".into());
     }
+    json_is_a_flag_now(args.out.json, &args.rows)?;
     for (flag, path) in [
         ("--markdown", &args.markdown),
-        ("--json", &args.json),
+        ("--json-file", &args.out.json_file),
         ("--junit", &args.junit),
     ] {
         if let Some(dir) = path.as_ref().and_then(|p| p.parent()) {
@@ -228,19 +227,21 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
     finish(project, args, &matrix, interrupted)
 }
 
-/// Prints the matrix, writes the files asked for (and the Markdown to the
-/// step summary in GitHub Actions), and ends with its verdicts.
+/// Prints the matrix (or, with --json, its JSON document), writes the files
+/// asked for (and the Markdown to the step summary in GitHub Actions), and
+/// ends with its verdicts.
 fn finish(
     project: &Project,
     args: &MatrixArgs,
     matrix: &Matrix,
     interrupted: Option<i32>,
 ) -> Finish {
-    print!("{}", matrix.render_text());
-    let mut write_error = None;
+    if !args.out.json {
+        print!("{}", matrix.render_text());
+    }
+    let mut write_error = args.out.emit(&matrix.render_json()).err();
     for (path, text) in [
         (&args.markdown, matrix.render_markdown()),
-        (&args.json, matrix.render_json()),
         (&args.junit, junit::render_matrix(matrix, &project.root)),
     ] {
         if let Some(path) = path {
@@ -267,12 +268,5 @@ fn finish(
     if let Some(e) = write_error {
         return unusable(&e);
     }
-    let verdicts = matrix.exit_verdicts();
-    match interrupted {
-        Some(signal) => Finish {
-            outcome: Outcome::Interrupted { signal },
-            verdicts,
-        },
-        None => Finish::verdicts(verdicts),
-    }
+    Finish::ended(interrupted, matrix.exit_verdicts())
 }
