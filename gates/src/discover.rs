@@ -4,7 +4,7 @@
 //! Rust change. Nothing here prints or prepares anything: `--list` must
 //! show the trials and nothing else, and must not install Python packages.
 //!
-//! "Installed" is `runner servers`' "ready" (`runner::server_status`): the
+//! "Installed" is `runner servers`' "ready" (`runner::server::status`): the
 //! profile's program is found, or its package is in the runner's venv. With
 //! no venv yet (a fresh checkout), a packaged profile counts as installed
 //! when specs/servers/requirements.txt pins it, because the first trial to
@@ -13,9 +13,9 @@
 
 use std::path::{Path, PathBuf};
 
-use runner::project::Project;
-use runner::row::Row;
-use runner::server_status;
+use runner::host::project::Project;
+use runner::server::status;
+use runner::spec::row::Row;
 use runner::spec::{self, Profile};
 
 use crate::config::Config;
@@ -75,7 +75,7 @@ pub fn discover(project: &Project, config: &Config) -> Result<Vec<Planned>, Stri
     }
     let mut planned = Vec::new();
     for file in &row_files {
-        let row = runner::row::load_row(file).map_err(|e| e.to_string());
+        let row = runner::spec::row::load_row(file).map_err(|e| e.to_string());
         let id = row.as_ref().map_or_else(|_| stem(file), |r| r.id.clone());
         if let Ok(r) = &row {
             if r.servers().is_empty() {
@@ -119,7 +119,7 @@ fn stem(path: &Path) -> String {
 /// `(profile name, installed here)` for each of `profiles`.
 pub fn installed(project: &Project, profiles: &[Profile]) -> Vec<(String, bool)> {
     match venv_python(project) {
-        Some(python) => server_status::statuses(profiles, Some(&python))
+        Some(python) => status::statuses(profiles, Some(&python))
             .into_iter()
             .map(|s| (s.name, s.ready))
             .collect(),
@@ -134,7 +134,7 @@ pub fn installed(project: &Project, profiles: &[Profile]) -> Vec<(String, bool)>
                         Some(package) => {
                             p.not_ready().is_none() && pins.contains(&normalise(package))
                         }
-                        None => server_status::statuses(std::slice::from_ref(p), None)
+                        None => status::statuses(std::slice::from_ref(p), None)
                             .first()
                             .is_some_and(|s| s.ready),
                     };

@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use runner::exit::{self, Outcome};
-use runner::export::github;
-use runner::project::Project;
+use runner::host::project::Project;
+use runner::report::export::github;
 
 use crate::config::Config;
 use crate::discover::{discover, Planned};

@@ -14,9 +14,9 @@ use std::fmt::Write;
 use std::path::Path;
 
 use libtest_mimic::{Completion, Failed};
-use runner::export::relative;
+use runner::gate::result::GateResult;
+use runner::report::export::relative;
 use runner::report::terminal::render_gate;
-use runner::result::GateResult;
 use runner::verdict::Verdict;
 
 use crate::config::{CannotJudge, CANNOT_JUDGE_VAR};
@@ -74,9 +74,9 @@ pub fn message(result: &GateResult, root: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use runner::gate::result::RowRef;
     use runner::probe::Judgement;
-    use runner::result::RowRef;
-    use runner::server_pool::ServerRun;
+    use runner::server::pool::ServerRun;
     use std::path::PathBuf;
 
     fn result(verdict: Verdict, reason: &str) -> GateResult {

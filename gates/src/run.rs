@@ -11,13 +11,13 @@
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Mutex, OnceLock};
 
+use runner::gate::result::GateResult;
 use runner::gate::{run_gate, GateContext};
-use runner::limits::Limits;
-use runner::project::Project;
-use runner::pyenv::{self, EnvProgress, PythonEnv};
-use runner::result::GateResult;
-use runner::row::Row;
-use runner::signals;
+use runner::host::limits::Limits;
+use runner::host::project::Project;
+use runner::host::pyenv::{self, EnvProgress, PythonEnv};
+use runner::host::signals;
+use runner::spec::row::Row;
 use runner::spec::Profile;
 
 /// The runner's own defaults (`runner gate --help`).

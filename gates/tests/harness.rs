@@ -428,7 +428,7 @@ fn sigint_during_a_gate_stops_its_server_and_exits_130() {
     assert_eq!(status.code(), Some(130));
     // The server led its own process group; none of it may be left.
     assert!(
-        !runner::process::group_alive(server_pid),
+        !runner::host::process::group_alive(server_pid),
         "the server's group (pgid {server_pid}) outlived the harness"
     );
 }

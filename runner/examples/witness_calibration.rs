@@ -23,13 +23,13 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use runner::digest::WorkDigest;
+use runner::host::process::GroupGuard;
 use runner::http::{get_once, Connection, Reply};
-use runner::noise::{Load, Noise};
+use runner::kernel::noise::{Load, Noise};
+use runner::kernel::schedstat::{self, Snapshot};
+use runner::kernel::witness::{witness, Witness};
 use runner::probe::seeds::Seeds;
-use runner::process::GroupGuard;
-use runner::schedstat::{self, Snapshot};
 use runner::stats::{ratio_of_minima, Spread};
-use runner::witness::{witness, Witness};
 
 const KIB: u32 = 24576;
 const LIMIT: Duration = Duration::from_secs(30);

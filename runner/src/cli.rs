@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::limits::Limits;
-use crate::noise::Noise;
+use crate::host::limits::Limits;
+use crate::kernel::noise::Noise;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -119,7 +119,7 @@ impl SchemaOf {
     /// The schema, as the checked-in file holds it.
     pub fn render(self) -> String {
         match self {
-            SchemaOf::Row => crate::row::row_schema(),
+            SchemaOf::Row => crate::spec::row::row_schema(),
             SchemaOf::Report => crate::report::json::report_schema(),
             SchemaOf::SweepRow => crate::sweep::row::schema(),
             SchemaOf::SweepReport => crate::sweep::report_schema(),

@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use crate::pyenv::EnvProgress;
-use crate::result::GateResult;
-use crate::trial::TrialProgress;
+use crate::gate::result::GateResult;
+use crate::host::pyenv::EnvProgress;
+use crate::probe::trial::TrialProgress;
 
 /// Something that happened during a run.
 #[derive(Debug, Clone)]

@@ -9,7 +9,7 @@ use clap::Parser;
 
 use runner::cli::{Cli, Command};
 use runner::exit;
-use runner::project::Project;
+use runner::host::project::Project;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -29,7 +29,8 @@ fn main() -> ExitCode {
 
 async fn dispatch(cli: Cli) -> commands::Finish {
     if let Some(host) = &cli.host {
-        if let Err(e) = runner::loopback::parse_host(host).and_then(runner::loopback::set_bind_host)
+        if let Err(e) = runner::server::loopback::parse_host(host)
+            .and_then(runner::server::loopback::set_bind_host)
         {
             return commands::unusable(&e);
         }

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::cli::{GateArgs, RunArgs};
-use crate::limits::Limits;
-use crate::row::Row;
+use crate::host::limits::Limits;
+use crate::spec::row::Row;
 use crate::spec::Trials;
 
 /// How gates run, from `--trials`, `--request-timeout-ms`, `--machine-wait-ms`.

@@ -328,7 +328,7 @@ fn fuzz_the_row_and_profile_loaders() {
         std::fs::write(&file, &bytes).unwrap();
         let (f, a) = (file.clone(), accepted.clone());
         let row = bounded(move || {
-            let r = runner::row::load_row(&f);
+            let r = runner::spec::row::load_row(&f);
             if r.is_ok() {
                 a.fetch_add(1, Ordering::Relaxed);
             }
@@ -371,7 +371,7 @@ fn fuzz_the_row_and_profile_loaders() {
         if let Ok(text) = String::from_utf8(bytes) {
             let f = file.clone();
             bounded(move || {
-                let _ = runner::row::parse_row(&f, &text);
+                let _ = runner::spec::row::parse_row(&f, &text);
             })
             .map_err(|p| TestCaseError::fail(format!("parse_row panicked: {p}")))?;
         }

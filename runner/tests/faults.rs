@@ -263,12 +263,12 @@ impl Outcome {
         for (role, pid, pgid, _) in &self.pids {
             assert!(!alive(*pid), "{role} {pid} survived the runner");
             assert!(
-                !runner::process::group_alive(*pgid),
+                !runner::host::process::group_alive(*pgid),
                 "{role}'s process group {pgid} has live members"
             );
         }
         if let Some(pgid) = self.result["servers"][0]["pgid"].as_i64() {
-            assert!(!runner::process::group_alive(pgid as i32));
+            assert!(!runner::host::process::group_alive(pgid as i32));
             assert_eq!(self.result["servers"][0]["survivors"], false);
         }
     }
@@ -384,7 +384,7 @@ fn floods_stdout() {
     );
     out.assert_nothing_left();
     let size = std::fs::metadata(&out.log).map(|m| m.len()).unwrap_or(0);
-    let cap = runner::logdrain::LOG_CAP_BYTES;
+    let cap = runner::server::logdrain::LOG_CAP_BYTES;
     assert!(
         size >= cap,
         "the flood did not reach the cap: {size} bytes in {}",

@@ -118,7 +118,7 @@ fn a_server_listening_beyond_loopback_is_stopped() {
     let pids = std::fs::read_to_string(dir.path().join("pids")).unwrap();
     for line in pids.lines() {
         let pgid: i32 = line.split_whitespace().nth(2).unwrap().parse().unwrap();
-        assert!(!runner::process::group_alive(pgid), "{line} survived");
+        assert!(!runner::host::process::group_alive(pgid), "{line} survived");
     }
 }
 

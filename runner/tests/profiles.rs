@@ -414,7 +414,7 @@ fn the_matrix_prints_rows_by_servers_and_writes_markdown_and_json() {
         .starts_with("waitress "));
     for r in doc["results"].as_array().unwrap() {
         if let Some(pgid) = r["servers"][0]["pgid"].as_i64() {
-            assert!(!runner::process::group_alive(pgid as i32));
+            assert!(!runner::host::process::group_alive(pgid as i32));
         }
     }
 }

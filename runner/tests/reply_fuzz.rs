@@ -26,10 +26,10 @@ use bytes::Bytes;
 use hyper::header::HeaderValue;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
+use runner::http::reply::Broken;
+use runner::http::reply::{self, Asked};
 use runner::http::{Connection, HttpError, Reply, MAX_BODY_BYTES};
 use runner::load::wire::WireConnection;
-use runner::reply::Broken;
-use runner::reply::{self, Asked};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 

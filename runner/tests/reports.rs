@@ -81,7 +81,7 @@ fn broken_junit(xml: &str) -> Vec<(&'static str, String)> {
 
 #[test]
 fn the_junit_check_reads_a_recorded_report_and_rejects_it_broken() {
-    // Written by `runner::export::junit` from the four verdicts (its unit
+    // Written by `runner::report::export::junit` from the four verdicts (its unit
     // test's results): a pass, a <failure>, an <error> and a <skipped>.
     let xml =
         std::fs::read_to_string(common::root().join("runner/tests/schemas/recorded-junit.xml"))
@@ -158,7 +158,7 @@ fn a_real_run_writes_reports_that_validate_against_their_schemas() {
     let validator = json_schema();
     let results = report["results"].as_array().unwrap();
     // One result per row in specs/, each naming a registered probe kind.
-    let rows = runner::row::resolve_rows(&common::root().join("specs"), &[]).unwrap();
+    let rows = runner::spec::row::resolve_rows(&common::root().join("specs"), &[]).unwrap();
     assert_eq!(results.len(), rows.len());
     for (r, row) in results.iter().zip(&rows) {
         assert_eq!(r["row"]["probe"].as_str(), Some(row.probe.name()));

@@ -49,7 +49,7 @@ fn interrupt_mid_gate(signal: i32, expected_code: i32, expected_name: &str) {
         .as_i64()
         .expect("the report names the server's process group") as i32;
     assert!(
-        !runner::process::group_alive(pgid),
+        !runner::host::process::group_alive(pgid),
         "server group {pgid} survived the runner"
     );
     // Stopping is bounded by the profile's grace (3 s) plus SIGKILL.

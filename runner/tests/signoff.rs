@@ -37,7 +37,7 @@ fn signoff_writes_a_bundle_whose_exit_code_summarises_it() {
         .map(|r| r["row"]["id"].as_str().unwrap())
         .collect();
     // Every row in specs/, in id order.
-    let rows = runner::row::resolve_rows(&common::root().join("specs"), &[]).unwrap();
+    let rows = runner::spec::row::resolve_rows(&common::root().join("specs"), &[]).unwrap();
     let wanted: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
     assert_eq!(ids, wanted, "every row");
     assert!(wanted.contains(&"E19") && wanted.len() >= 3);

@@ -35,7 +35,7 @@ fn assert_loads_gone(summary: &Value, expected: usize) {
     assert_eq!(pgids.len(), expected, "{summary}");
     for p in pgids {
         assert!(
-            !runner::process::group_alive(p.as_i64().unwrap() as i32),
+            !runner::host::process::group_alive(p.as_i64().unwrap() as i32),
             "load {p} survived"
         );
     }

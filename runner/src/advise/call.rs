@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::{GilAnswer, Work};
 use crate::gil::{self, Expect, GilPlan};
-use crate::machine_lock::MachineLock;
+use crate::host::machine_lock::MachineLock;
 
 /// Runs the probe on `plan` and reads its answer.
 pub async fn measure(

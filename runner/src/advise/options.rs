@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::cli::AdviseArgs;
 use crate::gil::{GilBlock, GilPlan, InstrumentChoice};
-use crate::limits::Limits;
+use crate::host::limits::Limits;
 use crate::load::route::Route;
 use crate::sweep::options::SweepOptions;
 

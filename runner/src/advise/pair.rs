@@ -27,15 +27,15 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::{GilAnswer, Work};
-use crate::control::CapacityControl;
-use crate::limits::Limits;
-use crate::machine_lock::MachineLock;
+use crate::host::limits::Limits;
+use crate::host::machine_lock::MachineLock;
+use crate::kernel::control::CapacityControl;
+use crate::kernel::witness::Witness;
 use crate::probe::pair_ratio::measure::{self, is_work_route, PairRatioRun};
 use crate::probe::pair_ratio::PairRatioPlan;
-use crate::server_pool::{PoolSpec, ServerPool};
+use crate::server::pool::{PoolSpec, ServerPool};
 use crate::spec::{Bound, Mode, Profile, ServerSettings, Trials};
 use crate::stats::{ratio_of_minima, Spread};
-use crate::witness::Witness;
 
 /// Trials: at least 5 (each one pair of the view and one of the control),
 /// then one more at a time while the reading stands between its bands, up
@@ -358,7 +358,7 @@ pub fn read(
     }
     let view = usable(&run.under_test.witness);
     let control = usable(&run.control.witness);
-    let share = |w: &Witness, f: &dyn Fn(&crate::witness::ThreadFigures) -> u64| {
+    let share = |w: &Witness, f: &dyn Fn(&crate::kernel::witness::ThreadFigures) -> u64| {
         let sum: u64 = w.threads.iter().map(f).sum();
         sum as f64 / (w.threads.len() as f64 * w.wall_ns as f64)
     };

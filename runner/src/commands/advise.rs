@@ -14,11 +14,11 @@ use runner::advise::options::{AdviseOptions, SWEEP_CONNECTIONS, SWEEP_DURATION, 
 use runner::advise::{call, headroom, pair, render, AdviceReport};
 use runner::cli::AdviseArgs;
 use runner::exit::Outcome;
-use runner::project::Project;
-use runner::pyenv::{self, EnvProgress};
+use runner::host::project::Project;
+use runner::host::pyenv::{self, EnvProgress};
 use runner::sweep::{self, SweepContext, SweepPlan};
 use runner::verdict::Verdict;
-use runner::{signals, spec};
+use runner::{host::signals, spec};
 
 use super::{unusable, Finish};
 

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use runner::exit::Outcome;
-use runner::project::Project;
+use runner::host::project::Project;
 use runner::spec;
 
 use super::{unusable, Finish};
@@ -27,7 +27,7 @@ pub fn run(project: &Project, files: &[PathBuf]) -> Finish {
         let loaded = if is_sweep {
             runner::sweep::row::load(f, &project.app_dir()).map(|r| r.id)
         } else {
-            runner::row::load_row(f).map(|r| r.id)
+            runner::spec::row::load_row(f).map(|r| r.id)
         };
         match loaded {
             Ok(id) => println!("ok    {} ({id})", f.display()),

@@ -8,12 +8,12 @@ use std::time::{Instant, SystemTime};
 use runner::cli::GateArgs;
 use runner::event::Event;
 use runner::exit::Outcome;
-use runner::export::{github, ExportInput, ExportManager, Format};
+use runner::gate::session::{Job, Progress};
+use runner::host::project::Project;
 use runner::options::GateOptions;
-use runner::project::Project;
+use runner::report::export::{github, ExportInput, ExportManager, Format};
 use runner::report::json::{self};
 use runner::report::terminal::Terminal;
-use runner::session::{Job, Progress};
 use runner::spec;
 
 use super::{unusable, Finish};
@@ -24,7 +24,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
         Ok(o) => o,
         Err(e) => return unusable(&e),
     };
-    let rows = match runner::row::resolve_rows(&project.specs_dir(), &opts.rows) {
+    let rows = match runner::spec::row::resolve_rows(&project.specs_dir(), &opts.rows) {
         Ok(r) => r,
         Err(e) => return unusable(&e.to_string()),
     };

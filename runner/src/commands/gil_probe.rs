@@ -17,10 +17,10 @@ use serde::Serialize;
 use runner::cli::GilProbeArgs;
 use runner::exit::Outcome;
 use runner::gil::{self, Expect, GilBlock, GilFigures, GilJudgement, GilRun, InstrumentChoice};
-use runner::machine_lock::MachineLock;
-use runner::project::Project;
+use runner::host::machine_lock::MachineLock;
+use runner::host::project::Project;
+use runner::host::{pyenv, signals};
 use runner::verdict::Verdict;
-use runner::{pyenv, signals};
 
 use super::{unusable, Finish};
 

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use runner::project::Project;
+use runner::host::project::Project;
 use runner::spec;
 
 use super::{unusable, Finish};
@@ -15,7 +15,7 @@ pub fn run(project: &Project) -> Finish {
         Err(e) => return unusable(&e.to_string()),
     };
     for f in files {
-        match runner::row::load_row(&f) {
+        match runner::spec::row::load_row(&f) {
             Ok(row) => lines.push([row.id, row.probe.name().into(), row.title]),
             Err(e) => return unusable(&e.to_string()),
         }

@@ -10,14 +10,14 @@ use std::time::Instant;
 use runner::cli::MatrixArgs;
 use runner::event::Event;
 use runner::exit::Outcome;
+use runner::gate::session::{Job, Progress};
+use runner::host::project::Project;
 use runner::options::RunOptions;
-use runner::project::Project;
 use runner::report::json::Interrupted;
 use runner::report::matrix::{Matrix, RowHead};
 use runner::report::terminal::Terminal;
-use runner::server_status;
-use runner::session::{Job, Progress};
-use runner::{signals, spec};
+use runner::server::status;
+use runner::{host::signals, spec};
 
 use super::servers::all_profiles;
 use super::{unusable, Finish};
@@ -54,7 +54,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
         Ok(o) => o,
         Err(e) => return unusable(&e),
     };
-    let rows = match runner::row::resolve_rows(&project.specs_dir(), &args.rows) {
+    let rows = match runner::spec::row::resolve_rows(&project.specs_dir(), &args.rows) {
         Ok(r) => r,
         Err(e) => return unusable(&e.to_string()),
     };
@@ -107,7 +107,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
         &progress,
         &mut emit,
         &mut |env| {
-            *statuses.borrow_mut() = server_status::statuses(&profiles, Some(&env.python));
+            *statuses.borrow_mut() = status::statuses(&profiles, Some(&env.python));
         },
     )
     .await
@@ -120,7 +120,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
     let mut statuses = statuses.into_inner();
     if statuses.is_empty() {
         // Interrupted before the versions were read: columns without them.
-        statuses = server_status::statuses(&profiles, None)
+        statuses = status::statuses(&profiles, None)
             .into_iter()
             .map(|mut s| {
                 s.version = None;
@@ -138,7 +138,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
         .ok()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_lowercase())
         .filter(|v| !v.is_empty());
-        statuses.push(runner::server_status::ServerStatus {
+        statuses.push(runner::server::status::ServerStatus {
             name: runner::gate::NO_SERVER.into(),
             file: project.specs_dir(),
             ready: true,

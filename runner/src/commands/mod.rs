@@ -50,17 +50,17 @@ pub fn unusable(message: &str) -> Finish {
 /// interpreter before the first gate. Ok(Some(signal)) when interrupted;
 /// Err with a message when the environment could not be prepared.
 pub async fn run_jobs_interruptible(
-    project: &runner::project::Project,
+    project: &runner::host::project::Project,
     python: Option<&std::path::Path>,
-    limits: runner::limits::Limits,
-    jobs: &[runner::session::Job],
-    progress: &std::cell::RefCell<runner::session::Progress>,
+    limits: runner::host::limits::Limits,
+    jobs: &[runner::gate::session::Job],
+    progress: &std::cell::RefCell<runner::gate::session::Progress>,
     emit: &mut dyn FnMut(runner::event::Event<'_>),
-    on_env: &mut dyn FnMut(&runner::pyenv::PythonEnv),
+    on_env: &mut dyn FnMut(&runner::host::pyenv::PythonEnv),
 ) -> Result<Option<i32>, String> {
     use runner::event::Event;
     let work = async {
-        let env = runner::pyenv::prepare(project, python, &mut |p| emit(Event::Env(p)))
+        let env = runner::host::pyenv::prepare(project, python, &mut |p| emit(Event::Env(p)))
             .map_err(|e| e.to_string())?;
         on_env(&env);
         let ctx = runner::gate::GateContext {
@@ -68,10 +68,10 @@ pub async fn run_jobs_interruptible(
             python: &env,
             limits,
         };
-        runner::session::run_jobs(&ctx, jobs, progress, emit).await;
+        runner::gate::session::run_jobs(&ctx, jobs, progress, emit).await;
         Ok::<(), String>(())
     };
-    match runner::signals::until_signal(work).await {
+    match runner::host::signals::until_signal(work).await {
         Ok(Ok(())) => Ok(None),
         Ok(Err(e)) => Err(e),
         Err(signal) => Ok(Some(signal)),
@@ -81,10 +81,10 @@ pub async fn run_jobs_interruptible(
 /// The note an interrupted run's report carries, from where it was.
 pub fn interrupted_note(
     signal: Option<i32>,
-    progress: &runner::session::Progress,
+    progress: &runner::gate::session::Progress,
 ) -> Option<runner::report::json::Interrupted> {
     signal.map(|signal| runner::report::json::Interrupted {
-        signal: runner::signals::name(signal).into(),
+        signal: runner::host::signals::name(signal).into(),
         during: progress.current.clone(),
         server_pgid: progress.current_pgid,
     })

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use runner::event::Event;
 use runner::gil::requires;
-use runner::project::Project;
-use runner::pyenv;
+use runner::host::project::Project;
+use runner::host::pyenv;
 use runner::report::terminal::Terminal;
 
 use super::{unusable, Finish};
@@ -39,7 +39,8 @@ fn install_row_requirements(
     python: &Path,
     rows: &[String],
 ) -> Result<(), String> {
-    let rows = runner::row::resolve_rows(&project.specs_dir(), rows).map_err(|e| e.to_string())?;
+    let rows =
+        runner::spec::row::resolve_rows(&project.specs_dir(), rows).map_err(|e| e.to_string())?;
     let mut wanted = Vec::new();
     for row in &rows {
         for r in row.plan.requires() {

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use runner::exit::Outcome;
-use runner::project::Project;
-use runner::server_status::{self, ServerStatus};
+use runner::host::project::Project;
+use runner::server::status::{self, ServerStatus};
 use runner::spec;
 
 use super::{unusable, Finish};
@@ -36,7 +36,7 @@ pub fn run(project: &Project, python: Option<&Path>, wanted: &[String]) -> Finis
         Some(p) => Some(p.to_path_buf()),
         None => venv_python.exists().then_some(venv_python),
     };
-    let statuses = server_status::statuses(&profiles, python.as_deref());
+    let statuses = status::statuses(&profiles, python.as_deref());
     print!("{}", render(project, &statuses));
     if bad > 0 {
         Finish {

@@ -12,16 +12,16 @@ use std::time::{Instant, SystemTime};
 use runner::cli::SignoffArgs;
 use runner::event::Event;
 use runner::exit::Outcome;
-use runner::export::json::JsonExporter;
-use runner::export::junit::JunitExporter;
-use runner::export::markdown::MarkdownExporter;
-use runner::export::{iso8601, ExportInput, Exporter};
-use runner::fingerprint::Fingerprint;
+use runner::gate::result::GateResult;
+use runner::gate::session::{Job, Progress};
+use runner::host::project::Project;
 use runner::options::RunOptions;
-use runner::project::Project;
+use runner::report::export::json::JsonExporter;
+use runner::report::export::junit::JunitExporter;
+use runner::report::export::markdown::MarkdownExporter;
+use runner::report::export::{iso8601, ExportInput, Exporter};
+use runner::report::fingerprint::Fingerprint;
 use runner::report::terminal::Terminal;
-use runner::result::GateResult;
-use runner::session::{Job, Progress};
 use runner::spec;
 use runner::spec::Trials;
 
@@ -33,7 +33,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SignoffArgs) -
         Ok(r) => r,
         Err(e) => return unusable(&e),
     };
-    let rows = match runner::row::resolve_rows(&project.specs_dir(), &args.rows) {
+    let rows = match runner::spec::row::resolve_rows(&project.specs_dir(), &args.rows) {
         Ok(r) => r,
         Err(e) => return unusable(&e.to_string()),
     };

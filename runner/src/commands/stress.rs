@@ -20,16 +20,16 @@ use serde_json::Value;
 use runner::cli::{Expect, StressArgs};
 use runner::event::Event;
 use runner::exit::Outcome;
+use runner::gate::result::GateResult;
+use runner::gate::session::{run_jobs, Job, Progress};
 use runner::gate::GateContext;
-use runner::noise::{Load, Noise};
+use runner::host::project::Project;
+use runner::kernel::noise::{Load, Noise};
 use runner::options::RunOptions;
-use runner::project::Project;
 use runner::report::terminal::Terminal;
-use runner::result::GateResult;
-use runner::session::{run_jobs, Job, Progress};
 use runner::stats::Spread;
 use runner::verdict::Verdict;
-use runner::{pyenv, signals, spec};
+use runner::{host::pyenv, host::signals, spec};
 
 use super::{unusable, Finish};
 
@@ -231,11 +231,13 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &StressArgs) ->
         Ok(o) => o,
         Err(e) => return unusable(&e),
     };
-    let rows =
-        match runner::row::resolve_rows(&project.specs_dir(), std::slice::from_ref(&args.row)) {
-            Ok(r) => r,
-            Err(e) => return unusable(&e.to_string()),
-        };
+    let rows = match runner::spec::row::resolve_rows(
+        &project.specs_dir(),
+        std::slice::from_ref(&args.row),
+    ) {
+        Ok(r) => r,
+        Err(e) => return unusable(&e.to_string()),
+    };
     let profile = match spec::resolve_profile(&project.servers_dir(), &args.server) {
         Ok(p) => p,
         Err(e) => return unusable(&e.to_string()),

@@ -12,13 +12,13 @@ use std::time::Instant;
 
 use runner::cli::SweepArgs;
 use runner::exit::Outcome;
-use runner::project::Project;
-use runner::pyenv::{self, EnvProgress};
+use runner::host::project::Project;
+use runner::host::pyenv::{self, EnvProgress};
 use runner::sweep::options::SweepOptions;
 use runner::sweep::terminal::{self, Progress};
 use runner::sweep::{self, export, SweepContext, SweepPlan, SweepResult};
 use runner::verdict::Verdict;
-use runner::{signals, spec};
+use runner::{host::signals, spec};
 
 use super::{unusable, Finish};
 

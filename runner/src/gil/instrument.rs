@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::plan::GilPlan;
-use crate::process::GroupGuard;
+use crate::host::process::GroupGuard;
 
 /// The most stdout we keep: the document is a few tens of KiB.
 const STDOUT_CAP: usize = 8 * 1024 * 1024;

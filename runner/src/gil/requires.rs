@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::pyenv::{query, EnvError};
+use crate::host::pyenv::{query, EnvError};
 
 /// How long one `pip install` of a row's requirements may take.
 const INSTALL_TIMEOUT: Duration = Duration::from_secs(600);
@@ -152,7 +152,7 @@ pub fn install(python: &Path, requires: &[Requirement], log: &Path) -> Result<()
                     "{} failed ({status}); see {}\n{}",
                     install_command(python, requires),
                     log.display(),
-                    crate::logtail::tail(log, 20)
+                    crate::server::logtail::tail(log, 20)
                 ))
             }
             Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),

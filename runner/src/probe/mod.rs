@@ -8,6 +8,8 @@
 //! `registry.rs`, a row in `specs/`, and the fixture route it needs (see
 //! specs/README.md, "Adding a probe kind").
 
+pub mod trial;
+
 pub mod census;
 pub mod gil_probe;
 pub mod keepalive;
@@ -21,13 +23,13 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::limits::Limits;
-use crate::project::Project;
-use crate::pyenv::PythonEnv;
-use crate::server_pool::{ServerPool, Target};
+use crate::host::limits::Limits;
+use crate::host::project::Project;
+use crate::host::pyenv::PythonEnv;
+use crate::probe::trial::ProbeEvent;
+use crate::server::pool::{ServerPool, Target};
 use crate::spec::check::ErrAt;
 use crate::spec::{ServerSettings, SpecError, Trials};
-use crate::trial::ProbeEvent;
 use crate::verdict::{Judged, Stop};
 
 pub use registry::{Figures, Judgement, Plan, ProbeKind, ProbeRun};
@@ -92,7 +94,7 @@ pub trait Probe {
     /// (no server: the probe measures a Python call alone), one, or many.
     fn servers(plan: &Self::Plan, row_server: &ServerSettings) -> Vec<ServerSettings>;
 
-    /// Measures, on the shared trial loop ([`crate::trial::TrialLoop`]),
+    /// Measures, on the shared trial loop ([`crate::probe::trial::TrialLoop`]),
     /// asking [`Probe::judge`] after each trial whether the figures settle.
     async fn measure(plan: &Self::Plan, ctx: &mut ProbeCtx<'_>) -> Result<Self::Run, Stop>;
 

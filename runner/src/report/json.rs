@@ -6,7 +6,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::result::GateResult;
+use crate::gate::result::GateResult;
 
 /// The document `--json` prints.
 #[derive(Serialize, JsonSchema)]

@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::gate::result::GateResult;
 use crate::probe::ProbeKind;
 use crate::report::json::Interrupted;
-use crate::result::GateResult;
-use crate::server_status::ServerStatus;
+use crate::server::status::ServerStatus;
 use crate::verdict::Verdict;
 
 /// A row of the matrix.

@@ -1,5 +1,8 @@
 //! Reporters: they consume engine events and results and own all output.
 
+pub mod export;
+pub mod fingerprint;
+
 pub mod json;
 pub mod matrix;
 pub mod terminal;

@@ -4,8 +4,8 @@
 use std::io::{IsTerminal, Write};
 
 use crate::event::Event;
-use crate::pyenv::EnvProgress;
-use crate::result::GateResult;
+use crate::gate::result::GateResult;
+use crate::host::pyenv::EnvProgress;
 use crate::verdict::Verdict;
 
 /// Writes progress to stderr and results to `out`.

@@ -1,6 +1,8 @@
 //! The spec files: SPEC rows (`specs/*.yaml`) and server profiles
 //! (`specs/servers/*.yaml`), found by id or name, or given as paths.
 
+pub mod row;
+
 pub mod check;
 pub mod error;
 pub mod locate;

@@ -10,7 +10,7 @@
 
 use serde::Serialize;
 
-use crate::schedstat::{self, GroupDelta, Snapshot};
+use crate::kernel::schedstat::{self, GroupDelta, Snapshot};
 
 /// The server's CPU over one window.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
@@ -60,7 +60,7 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::*;
-    use crate::schedstat::TaskTimes;
+    use crate::kernel::schedstat::TaskTimes;
 
     fn task(tid: i32, on_cpu_ns: u64, run_queue_ns: u64) -> TaskTimes {
         TaskTimes {

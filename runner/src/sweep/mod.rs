@@ -24,9 +24,9 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::host::machine_lock::MachineLock;
+use crate::host::process::StopOutcome;
 use crate::load::{self, route::Route, LoadEvent, LoadPlan, LoadProgress, LoadResult};
-use crate::machine_lock::MachineLock;
-use crate::process::StopOutcome;
 use crate::server::{self, StartError, StartRequest};
 use crate::spec::Profile;
 use crate::spec::ServerSettings;

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::options::SweepOptions;
 use crate::cli::SweepArgs;
-use crate::limits::Limits;
+use crate::host::limits::Limits;
 use crate::spec::error::from_yaml;
 use crate::spec::locate::locate;
 use crate::spec::{read_bounded, row_files, SpecError};
@@ -185,7 +185,7 @@ pub fn parse(file: &Path, source: &str, fixture_dir: &Path) -> Result<SweepRow, 
             .at(locate(source, path))
             .key(path.join("."))
     };
-    crate::row::check_id(file, &raw.id, Some("sweep"), &err)?;
+    crate::spec::row::check_id(file, &raw.id, Some("sweep"), &err)?;
     let row = SweepRow {
         id: raw.id,
         title: raw.title,

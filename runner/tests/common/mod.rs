@@ -108,7 +108,7 @@ impl JsonRun {
                 assert_eq!(s["survivors"], false, "the runner saw survivors: {s}");
                 if let Some(pgid) = s["pgid"].as_i64() {
                     assert!(
-                        !runner::process::group_alive(pgid as i32),
+                        !runner::host::process::group_alive(pgid as i32),
                         "process group {pgid} still has live members after the runner exited"
                     );
                 }

@@ -20,9 +20,9 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::bounded::{self, Bound, Ending};
+use crate::host::bounded::{self, Bound, Ending};
+use crate::host::limits::Limits;
 use crate::http;
-use crate::limits::Limits;
 use crate::probe::pair_ratio::PairRatioRun;
 
 /// What `/runtime` says about one worker.

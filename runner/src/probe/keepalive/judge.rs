@@ -265,7 +265,7 @@ mod tests {
 
     fn plan() -> KeepalivePlan {
         let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/C5.yaml");
-        match crate::row::load_row(&file).unwrap().plan {
+        match crate::spec::row::load_row(&file).unwrap().plan {
             Plan::KeepaliveIsolation(p) => p,
             other => panic!("C5 is not keepalive-isolation: {other:?}"),
         }

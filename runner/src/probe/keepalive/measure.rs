@@ -23,11 +23,11 @@ use serde::Serialize;
 
 use super::KeepalivePlan;
 use crate::digest::WorkDigest;
+use crate::host::limits::Limits;
 use crate::http::{Connection, HttpError, Reply};
-use crate::limits::Limits;
 use crate::probe::seeds::Seeds;
+use crate::probe::trial::{ProbeEvent, TrialLoop};
 use crate::spec::{Mode, Trials};
-use crate::trial::{ProbeEvent, TrialLoop};
 
 /// One trial's latencies, each over S; None where the request failed.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -214,7 +214,7 @@ async fn trial(ctx: &mut Ctx<'_>, lane: &mut Lane, run: &mut KeepaliveModeRun) {
         Ok(r) => run.problems.push(format!(
             "A: the slow reply was HTTP {} {:?}, not the answer to request id={id}",
             r.status,
-            crate::text::clip_bytes(&r.body, crate::reply::STATUS_BODY_BYTES)
+            crate::text::clip_bytes(&r.body, crate::http::reply::STATUS_BODY_BYTES)
         )),
         Err(e @ HttpError::Closed) => run.closed.push(format!("A: {e}")),
         Err(e) => run

@@ -635,7 +635,7 @@ fn assess(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Judged<Pa
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::control::ControlSample;
+    use crate::kernel::control::ControlSample;
     use crate::spec::{Mode, ServerSettings};
 
     fn plan(under_path: &str, control_path: &str) -> PairRatioPlan {
@@ -797,7 +797,7 @@ mod tests {
         );
     }
 
-    use crate::witness::{ThreadFigures, Witness};
+    use crate::kernel::witness::{ThreadFigures, Witness};
 
     const MS: u64 = 1_000_000;
 

@@ -32,17 +32,17 @@ use serde::Serialize;
 use schemars::JsonSchema;
 
 use super::PairRatioPlan;
-use crate::control::{CapacityControl, ControlSample};
 use crate::digest::WorkDigest;
+use crate::host::limits::Limits;
+use crate::http::reply;
 use crate::http::{Connection, HttpError, Reply};
-use crate::limits::Limits;
+use crate::kernel::control::{CapacityControl, ControlSample};
+use crate::kernel::schedstat::{self, Availability, Snapshot};
+use crate::kernel::witness::{self, Witness};
 use crate::probe::seeds::Seeds;
-use crate::reply;
-use crate::schedstat::{self, Availability, Snapshot};
-use crate::server_pool::Target;
+use crate::probe::trial::{ProbeEvent, TrialLoop};
+use crate::server::pool::Target;
 use crate::spec::{Mode, Trials};
-use crate::trial::{ProbeEvent, TrialLoop};
-use crate::witness::{self, Witness};
 
 /// What one mode measured.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -64,7 +64,7 @@ pub struct ModeRun {
     pub witness: Vec<Option<Witness>>,
 }
 
-pub use crate::reply::Broken;
+pub use crate::http::reply::Broken;
 
 /// The whole run: both modes and the capacity control, or why it broke.
 #[derive(Debug, Clone, Serialize, JsonSchema)]

@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Probe, ProbeCtx};
-use crate::control::CapacityControl;
+use crate::kernel::control::CapacityControl;
 use crate::spec::check::{int_in_range, key, ratio_in_range, ErrAt};
 use crate::spec::mode::validate_modes;
 use crate::spec::{Mode, ModeFile, ServerSettings, SpecError, Trials};

@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::process::StopOutcome;
+use crate::host::process::StopOutcome;
+use crate::probe::trial::ProbeEvent;
 use crate::server::{self, Server, StartError, StartRequest};
 use crate::spec::{Profile, ServerSettings};
-use crate::trial::ProbeEvent;
 use crate::verdict::{Stop, Verdict};
 
 /// A server a gate ran against.
@@ -144,7 +144,7 @@ impl ServerPool {
             Ok(server) => server,
             Err(e) => {
                 // The failed server was dropped, which stopped its group.
-                run.survivors = run.pgid.is_some_and(crate::process::group_alive);
+                run.survivors = run.pgid.is_some_and(crate::host::process::group_alive);
                 return Err(e);
             }
         };
@@ -178,7 +178,7 @@ impl ServerPool {
             let outcome = server.stop();
             if let Some(run) = self.runs.get_mut(i) {
                 run.stopped = Some(outcome);
-                run.survivors = crate::process::group_alive(server.pgid());
+                run.survivors = crate::host::process::group_alive(server.pgid());
                 run.log_dropped_bytes = server.log_dropped();
             }
         }
@@ -206,7 +206,7 @@ fn start_failure(e: StartError, log: &Path) -> Stop {
         e => Stop {
             verdict: Verdict::CannotJudge,
             reason: format!("server would not start: {e}"),
-            log_tail: Some(crate::logtail::tail(log, server::LOG_TAIL_LINES)),
+            log_tail: Some(crate::server::logtail::tail(log, server::LOG_TAIL_LINES)),
         },
     }
 }

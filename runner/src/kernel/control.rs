@@ -17,7 +17,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout};
 
 use crate::digest::WorkDigest;
-use crate::process::GroupGuard;
+use crate::host::process::GroupGuard;
 
 /// Why a control sample could not be taken.
 #[derive(Debug, Clone, thiserror::Error)]

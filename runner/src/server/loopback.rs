@@ -76,7 +76,7 @@ mod linux {
     use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
     pub fn stray_listeners(pgid: i32) -> Vec<SocketAddr> {
-        let Some(members) = crate::process::live_group_members(pgid) else {
+        let Some(members) = crate::host::process::live_group_members(pgid) else {
             return Vec::new();
         };
         let mut inodes = HashSet::new();
@@ -218,7 +218,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn a_listener_on_every_interface_is_seen_and_loopback_is_not() {
-        use crate::process::GroupGuard;
+        use crate::host::process::GroupGuard;
         use std::process::Command;
         use std::time::{Duration, Instant};
         // A real process in its own group, listening first on 127.0.0.1

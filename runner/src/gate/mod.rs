@@ -3,19 +3,22 @@
 //! settings), concludes the judgement, stops everything, and records what
 //! happened.
 
+pub mod result;
+pub mod session;
+
 use std::time::Instant;
 
 use crate::event::Event;
-use crate::limits::Limits;
-use crate::machine_lock::MachineLock;
+use crate::gate::result::{GateResult, RowRef};
+use crate::host::limits::Limits;
+use crate::host::machine_lock::MachineLock;
+use crate::host::project::Project;
+use crate::host::pyenv::PythonEnv;
+use crate::probe::trial::ProbeEvent;
 use crate::probe::{Judgement, ProbeCtx, ProbeRun};
-use crate::project::Project;
-use crate::pyenv::PythonEnv;
-use crate::result::{GateResult, RowRef};
-use crate::row::Row;
-use crate::server_pool::{PoolSpec, ServerPool};
+use crate::server::pool::{PoolSpec, ServerPool};
+use crate::spec::row::Row;
 use crate::spec::Profile;
-use crate::trial::ProbeEvent;
 use crate::verdict::{Stop, Verdict};
 
 /// The app every gate serves.
@@ -115,7 +118,7 @@ pub async fn run_gate(
              writing output is measuring its logging, not the claim. Quiet its logging (`argv` or `env` in the profile); \
              the figures would have read: {}",
             flood.log_dropped_bytes,
-            crate::logdrain::LOG_CAP_BYTES / (1024 * 1024),
+            crate::server::logdrain::LOG_CAP_BYTES / (1024 * 1024),
             flood.log.display(),
             judgement.reason
         );

@@ -11,10 +11,10 @@ use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
-use crate::bounded::{self, Bound};
-use crate::export::iso8601;
-use crate::pyenv;
-use crate::server_status;
+use crate::host::bounded::{self, Bound};
+use crate::host::pyenv;
+use crate::report::export::iso8601;
+use crate::server::status;
 use crate::spec::Profile;
 
 /// How long one outside query (git, sysctl, sw_vers) may take.
@@ -89,7 +89,7 @@ impl Fingerprint {
     /// The fingerprint at the start of a run of `profile` under `python`.
     pub fn start(root: &Path, profile: &Profile, python: &Path) -> Self {
         let load = load_average();
-        let version = server_status::statuses(std::slice::from_ref(profile), Some(python))
+        let version = status::statuses(std::slice::from_ref(profile), Some(python))
             .into_iter()
             .next()
             .and_then(|s| s.version);

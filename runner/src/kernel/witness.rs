@@ -19,7 +19,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::schedstat::{GroupDelta, TaskDelta};
+use crate::kernel::schedstat::{GroupDelta, TaskDelta};
 
 /// One serving thread over the pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
@@ -223,7 +223,7 @@ mod tests {
     use std::time::Instant;
 
     use super::*;
-    use crate::schedstat::{delta, Snapshot, TaskTimes};
+    use crate::kernel::schedstat::{delta, Snapshot, TaskTimes};
 
     const MS: u64 = 1_000_000;
 
@@ -317,7 +317,7 @@ mod tests {
             on_cpu_ns: 15 * MS,
             run_queue_ns: 6 * MS,
             slices: 3,
-            seen: crate::schedstat::Seen::Both,
+            seen: crate::kernel::schedstat::Seen::Both,
         };
         let f = thread_figures(&task, Duration::from_millis(20));
         assert_eq!(
@@ -358,8 +358,8 @@ mod tests {
         use std::sync::mpsc;
 
         assert_eq!(
-            crate::schedstat::availability(),
-            &crate::schedstat::Availability::Available
+            crate::kernel::schedstat::availability(),
+            &crate::kernel::schedstat::Availability::Available
         );
         const WORK: Duration = Duration::from_millis(60);
         let (ready_tx, ready_rx) = mpsc::channel();
@@ -374,7 +374,7 @@ mod tests {
             let ready_tx = ready_tx.clone();
             handles.push(std::thread::spawn(move || {
                 ready_tx
-                    .send((spin, crate::schedstat::current_tid()))
+                    .send((spin, crate::kernel::schedstat::current_tid()))
                     .unwrap();
                 go_rx.recv().unwrap();
                 let end = Instant::now() + WORK;

@@ -5,7 +5,7 @@
 //!
 //! Draining while waiting matters: a child that fills a pipe nobody reads
 //! blocks in `write` and looks hung until the timeout. The child leads its
-//! own process group (see [`crate::process`]); at the timeout the whole
+//! own process group (see [`crate::host::process`]); at the timeout the whole
 //! group is stopped (SIGTERM, grace, SIGKILL), and so is anything the
 //! command left in its group when it exited, which would otherwise hold the
 //! pipes open and outlive the runner. Dropping the future mid-run stops the
@@ -18,7 +18,9 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use crate::process::{group_alive, lead_own_group, stop_group, stop_group_async, StopOutcome};
+use crate::host::process::{
+    group_alive, lead_own_group, stop_group, stop_group_async, StopOutcome,
+};
 
 /// How long the pipes may stay open once the command's group is gone (held
 /// only by a process that left the group): what was read by then is kept.

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::junit::{case_name, message};
 use super::relative;
-use crate::result::GateResult;
+use crate::gate::result::GateResult;
 use crate::verdict::Verdict;
 
 /// Whether this process runs as a GitHub Actions step.
@@ -68,20 +68,21 @@ mod tests {
     #[test]
     fn a_failed_gate_points_at_its_row_and_a_pass_makes_none() {
         let root = Path::new("/work/main");
-        let failed = crate::export::tests::sample(Verdict::Fail, "releasing read 2.01x (<= 1.35x)");
+        let failed =
+            crate::report::export::tests::sample(Verdict::Fail, "releasing read 2.01x (<= 1.35x)");
         let line = annotation(root, &failed).unwrap();
         assert!(
             line.starts_with("::error file=specs/E19.yaml,line=6,title=E19%3A%3Agranian::fail: releasing read 2.01x"),
             "{line}"
         );
         assert!(line.contains("%0Aconfidence: "), "{line}");
-        let unjudged = crate::export::tests::sample(Verdict::CannotJudge, "no free core");
+        let unjudged = crate::report::export::tests::sample(Verdict::CannotJudge, "no free core");
         assert!(annotation(root, &unjudged)
             .unwrap()
             .contains("::cannot judge: no free core"));
         for v in [Verdict::Pass, Verdict::NotApplicable] {
             assert_eq!(
-                annotation(root, &crate::export::tests::sample(v, "x")),
+                annotation(root, &crate::report::export::tests::sample(v, "x")),
                 None
             );
         }

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::bounded::{self, Bound};
-use crate::pyenv;
+use crate::host::bounded::{self, Bound};
+use crate::host::pyenv;
 use crate::spec::Profile;
 
 /// How long a `--version` query of an external program may take.

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::probe::{Judgement, ProbeRun};
-use crate::server_pool::ServerRun;
+use crate::server::pool::ServerRun;
 use crate::verdict::Verdict;
 
 /// Where the row is, for reports and annotations.

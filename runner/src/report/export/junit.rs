@@ -14,8 +14,8 @@ use std::time::Duration;
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::{relative, ExportInput, Exporter};
+use crate::gate::result::GateResult;
 use crate::report::terminal::render_gate;
-use crate::result::GateResult;
 use crate::verdict::{JunitElement, Verdict};
 
 pub struct JunitExporter;
@@ -167,7 +167,7 @@ mod tests {
 
     #[test]
     fn each_verdict_has_its_element_and_the_counts_add_up() {
-        use crate::export::tests::sample;
+        use crate::report::export::tests::sample;
         let mut results = [
             sample(Verdict::Pass, "ok"),
             sample(Verdict::Fail, "releasing read 2.01x"),

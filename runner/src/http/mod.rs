@@ -12,6 +12,8 @@
 //! connection ends the error says why where anything knows (an HTTP/1.0 or
 //! `Connection: close` reply, bytes that answered no request).
 
+pub mod reply;
+
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 

@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use super::{relative, ExportInput, Exporter};
-use crate::result::GateResult;
+use crate::gate::result::GateResult;
 use crate::verdict::Verdict;
 
 #[derive(Default)]
@@ -115,7 +115,7 @@ fn details(s: &mut String, input: &ExportInput<'_>, r: &GateResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::tests::sample;
+    use crate::report::export::tests::sample;
 
     #[test]
     fn a_line_per_gate_and_the_log_tail_of_each_that_did_not_pass() {

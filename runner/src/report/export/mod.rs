@@ -11,8 +11,8 @@ pub mod markdown;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::gate::result::GateResult;
 use crate::report::json::Interrupted;
-use crate::result::GateResult;
 
 /// Everything an exporter may show: the results of one run and where it ran.
 pub struct ExportInput<'a> {
@@ -183,9 +183,9 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::gate::result::RowRef;
     use crate::probe::Judgement;
-    use crate::result::RowRef;
-    use crate::server_pool::ServerRun;
+    use crate::server::pool::ServerRun;
     use crate::verdict::Verdict;
 
     /// A result of E19 on granian with `verdict`, as reports see it.
@@ -209,7 +209,7 @@ pub(crate) mod tests {
                 log: PathBuf::from("/work/main/.gates/logs/E19.granian.log"),
                 ready_ms: Some(120.0),
                 survivors: false,
-                stopped: Some(crate::process::StopOutcome::Terminated),
+                stopped: Some(crate::host::process::StopOutcome::Terminated),
                 log_dropped_bytes: 0,
             }],
             profile: "granian".into(),

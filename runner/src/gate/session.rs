@@ -4,9 +4,9 @@
 use std::cell::RefCell;
 
 use crate::event::Event;
+use crate::gate::result::GateResult;
 use crate::gate::{run_gate, GateContext};
-use crate::result::GateResult;
-use crate::row::Row;
+use crate::spec::row::Row;
 use crate::spec::Profile;
 
 /// One row on one server.

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::process::GroupGuard;
+use crate::host::process::GroupGuard;
 
 /// The background load a stress run applies (`runner stress --noise`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
@@ -128,7 +128,7 @@ impl Load {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::process::group_alive;
+    use crate::host::process::group_alive;
 
     fn python() -> std::path::PathBuf {
         "python3".into()
@@ -160,7 +160,7 @@ mod tests {
         // wall time, from the kernel's per-task accounting: spin near 1.0,
         // burst near 0.5. CPU time alone measured the machine instead: on a
         // loaded 2-core box spin got 0.29 of a core while runnable all along.
-        use crate::schedstat::{delta, Snapshot};
+        use crate::kernel::schedstat::{delta, Snapshot};
         let share = |noise| {
             let mut load = Load::start(noise, &python(), Duration::from_secs(30))
                 .unwrap()

@@ -3,16 +3,20 @@
 //! only, logging through a capped pipe to a file whose tail goes into every
 //! failure, and stopped (whole process group) when dropped.
 
+pub mod logdrain;
+pub mod logtail;
+pub mod loopback;
+pub mod pool;
+pub mod status;
+
 use std::net::{IpAddr, SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::host::process::{GroupGuard, StopOutcome};
 use crate::http;
-use crate::logdrain::{LogDrain, LOG_CAP_BYTES};
-use crate::logtail;
-use crate::loopback;
-use crate::process::{GroupGuard, StopOutcome};
+use crate::server::logdrain::{LogDrain, LOG_CAP_BYTES};
 use crate::spec::profile::{Launch, NotApplicable, Profile};
 use crate::spec::ServerSettings;
 

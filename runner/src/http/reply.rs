@@ -11,8 +11,8 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::control::ControlError;
 use crate::http::{HttpError, Reply};
+use crate::kernel::control::ControlError;
 use crate::text::clip_bytes;
 
 /// How much of a non-200 reply's body a message quotes.

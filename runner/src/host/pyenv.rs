@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
-use crate::bounded::{self, Bound, Ending};
-use crate::project::Project;
+use crate::host::bounded::{self, Bound, Ending};
+use crate::host::project::Project;
 
 /// How long one `pip install` may take before we give up.
 const PIP_TIMEOUT: Duration = Duration::from_secs(600);
@@ -231,7 +231,7 @@ fn run_logged(
         status,
         log: log.display().to_string(),
         requirements: requirements.display().to_string(),
-        tail: crate::logtail::tail(log, 20),
+        tail: crate::server::logtail::tail(log, 20),
     })
 }
 

@@ -1,0 +1,13 @@
+//! The host the runner runs on: child processes in their own process groups
+//! and the bounded way to run a short command, signals, the one-gate-at-a-time
+//! machine lock, where the project's files and state live, the Python
+//! virtualenv, and the bounds on every wait. Nothing here knows what a gate
+//! or a server is.
+
+pub mod bounded;
+pub mod limits;
+pub mod machine_lock;
+pub mod process;
+pub mod project;
+pub mod pyenv;
+pub mod signals;
