@@ -368,7 +368,7 @@ pub struct SweepArgs {
     /// overrides its server, and the report flags still apply.
     #[arg(
         value_name = "ROW",
-        conflicts_with_all = ["paths", "threads", "workers", "connections", "duration", "warmup", "app", "app_dir", "request_timeout_ms"]
+        conflicts_with_all = ["paths", "threads", "workers", "connections", "duration", "warmup", "app", "app_dir", "ready_path", "request_timeout_ms"]
     )]
     pub row: Option<String>,
 
@@ -424,6 +424,12 @@ pub struct SweepArgs {
     #[arg(long, value_name = "DIR")]
     pub app_dir: Option<PathBuf>,
 
+    /// Readiness: the path polled until the server answers (any status,
+    /// unless the profile asks for one in `ready.status`). Default: the
+    /// route under test with --app, the profile's `ready.path` otherwise.
+    #[arg(long, value_name = "PATH")]
+    pub ready_path: Option<String>,
+
     /// Also write every setting's figures as JSON to PATH.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
@@ -466,6 +472,7 @@ impl SweepArgs {
             warmup: crate::sweep::row::DEFAULT_WARMUP.into(),
             app: None,
             app_dir: None,
+            ready_path: None,
             json: None,
             csv: None,
             markdown: None,
@@ -509,6 +516,12 @@ pub struct AdviseArgs {
     /// The folder --app is imported from (the server's working directory).
     #[arg(long, value_name = "DIR")]
     pub app_dir: Option<PathBuf>,
+
+    /// Readiness: the path polled until the server answers (any status,
+    /// unless the profile asks for one in `ready.status`). Default: the
+    /// route under test with --app, the profile's `ready.path` otherwise.
+    #[arg(long, value_name = "PATH")]
+    pub ready_path: Option<String>,
 
     /// Print the answer as JSON on stdout (its JSON Schema:
     /// `runner::advise::report_schema`).

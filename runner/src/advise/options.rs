@@ -9,7 +9,7 @@ use crate::cli::AdviseArgs;
 use crate::gil::{GilBlock, GilPlan, InstrumentChoice};
 use crate::host::limits::Limits;
 use crate::load::route::Route;
-use crate::sweep::options::SweepOptions;
+use crate::sweep::options::{ReadyPath, SweepOptions};
 
 /// The sweep's load per setting: short, since only ratios are read.
 pub const SWEEP_WARMUP: Duration = Duration::from_millis(300);
@@ -25,6 +25,8 @@ pub struct AdviseOptions {
     pub app_dir: PathBuf,
     /// Whether the app is the fixture.
     pub fixture: bool,
+    /// Where the user's servers are polled for readiness (`--ready-path`).
+    pub ready: ReadyPath,
     /// The GIL probe's plan, with `--call`.
     pub call: Option<GilPlan>,
     pub limits: Limits,
@@ -46,6 +48,7 @@ impl AdviseOptions {
                 warmup: "0s".into(),
                 app: args.app.clone(),
                 app_dir: args.app_dir.clone(),
+                ready_path: args.ready_path.clone(),
                 request_timeout_ms: args.request_timeout_ms,
                 machine_wait_ms: args.machine_wait_ms,
                 ..crate::cli::SweepArgs::default_for_row()
@@ -93,6 +96,7 @@ impl AdviseOptions {
             app: sweep.app,
             app_dir: sweep.app_dir,
             fixture: sweep.fixture,
+            ready: sweep.ready,
             call,
             limits: Limits {
                 request: sweep.request_timeout,

@@ -75,6 +75,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &AdviseArgs) ->
                     lock_path: &lock_path,
                     limits: opts.limits,
                     path: &opts.path,
+                    ready_path: opts.ready.for_route(&opts.path),
                 })
                 .await
             }
@@ -96,6 +97,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &AdviseArgs) ->
             machine_wait: opts.limits.machine_wait,
             app: opts.app.clone(),
             app_dir: opts.app_dir.clone(),
+            ready: opts.ready.clone(),
         };
         let ctx = SweepContext {
             python: &env.python,

@@ -61,6 +61,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SweepArgs) -> 
         machine_wait: opts.machine_wait,
         app: opts.app.clone(),
         app_dir: opts.app_dir.clone(),
+        ready: opts.ready.clone(),
     };
     let started = Instant::now();
     let mut progress = Progress::new();

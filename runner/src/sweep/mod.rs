@@ -51,6 +51,8 @@ pub struct SweepPlan {
     /// `MODULE:ATTR` and the folder it is imported from.
     pub app: String,
     pub app_dir: PathBuf,
+    /// Where each setting's server is polled for readiness.
+    pub ready: options::ReadyPath,
 }
 
 /// Where the sweep runs.
@@ -355,6 +357,7 @@ async fn run_setting(
         app: &plan.app,
         app_dir: &plan.app_dir,
         log: &log,
+        ready_path: plan.ready.for_route(&setting.path),
     };
     let starting = match server::spawn(request) {
         Ok(s) => s,

@@ -37,7 +37,46 @@ pub struct SweepOptions {
     pub app_dir: PathBuf,
     /// Whether the app is the fixture (whose `/work` digests are known).
     pub fixture: bool,
+    /// Where readiness is polled (`--ready-path`).
+    pub ready: ReadyPath,
     pub reports: Reports,
+}
+
+/// Where a server's readiness is polled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadyPath {
+    /// The profile's `ready.path` (the fixture answers 200 on `/`).
+    Profile,
+    /// The route under test: the user's app has it, whatever else it
+    /// lacks (many have no `/`).
+    RouteUnderTest,
+    /// `--ready-path PATH` (or the row's `ready_path`).
+    Given(String),
+}
+
+impl ReadyPath {
+    /// The path to poll for a setting on `route`; None: the profile's.
+    pub fn for_route<'a>(&'a self, route: &'a str) -> Option<&'a str> {
+        match self {
+            ReadyPath::Profile => None,
+            ReadyPath::RouteUnderTest => Some(route),
+            ReadyPath::Given(path) => Some(path),
+        }
+    }
+
+    /// `--ready-path` checked; the default follows whose app it is.
+    pub fn from_flag(flag: Option<&str>, fixture: bool) -> Result<Self, String> {
+        match flag {
+            Some(path) if !path.starts_with('/') || path.chars().any(char::is_whitespace) => {
+                Err(format!(
+                    "--ready-path {path:?}: give a path that starts with / and has no spaces"
+                ))
+            }
+            Some(path) => Ok(ReadyPath::Given(path.to_string())),
+            None if fixture => Ok(ReadyPath::Profile),
+            None => Ok(ReadyPath::RouteUnderTest),
+        }
+    }
 }
 
 impl SweepOptions {
@@ -70,6 +109,7 @@ impl SweepOptions {
             && fixture_dir
                 .canonicalize()
                 .is_ok_and(|f| f == app_dir.canonicalize().unwrap_or_default());
+        let ready = ReadyPath::from_flag(args.ready_path.as_deref(), fixture)?;
         let mut routes: Vec<Arc<Route>> = Vec::new();
         for path in &args.paths {
             let route = Route::parse(path, fixture)?;
@@ -123,6 +163,7 @@ impl SweepOptions {
             app,
             app_dir,
             fixture,
+            ready,
             reports: Reports {
                 json: args.json.clone(),
                 csv: args.csv.clone(),

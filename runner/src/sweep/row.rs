@@ -74,6 +74,10 @@ pub struct SweepBlock {
     /// The folder `app` is imported from, relative to this file's folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app_dir: Option<PathBuf>,
+    /// The path polled until the server answers; default: the route under
+    /// test with `app`, the profile's `ready.path` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_path: Option<String>,
 }
 
 fn default_server() -> String {
@@ -140,6 +144,7 @@ impl SweepRow {
             warmup: b.warmup.clone(),
             app: b.app.clone(),
             app_dir: b.app_dir.as_ref().map(|d| base.join(d)),
+            ready_path: b.ready_path.clone(),
             json: cli.json.clone(),
             csv: cli.csv.clone(),
             markdown: cli.markdown.clone(),
@@ -152,8 +157,9 @@ impl SweepRow {
 
 /// Each `runner sweep` flag and the row key it is written as, longest
 /// first (`--app-dir` before `--app`).
-const KEYS: [(&str, &str); 9] = [
+const KEYS: [(&str, &str); 10] = [
     ("--request-timeout-ms", "request_timeout_ms"),
+    ("--ready-path", "ready_path"),
     ("--connections", "connections"),
     ("--duration", "duration"),
     ("--app-dir", "app_dir"),
