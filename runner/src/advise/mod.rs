@@ -127,10 +127,9 @@ pub fn decide(q1: &GilAnswer, q2: &headroom::Headroom) -> Result<(Advice, String
         return Ok((
             Advice::Pool,
             format!(
-                "the view waits in a syscall: one request keeps its thread on a CPU {:.0}% of the time, so threads overlap the waits ({}x req/s at {} threads); the pool is built for this",
+                "the view waits in a syscall: one request keeps its thread on a CPU {:.0}% of the time, so threads overlap the waits (req/s against one thread: {}); the pool is built for this",
                 one * 100.0,
-                fmt_x(fig.best_scaling()),
-                fig.best_threads()
+                scaling_list(fig)
             ),
         ));
     }
@@ -146,9 +145,8 @@ pub fn decide(q1: &GilAnswer, q2: &headroom::Headroom) -> Result<(Advice, String
                 workers: fig.cores as u32,
             },
             format!(
-                "the work holds the GIL: one process is one request at a time ({}x req/s from 1 to {} threads), so more threads buy isolation only; {} cores, so {} spawned workers (preload off: each imports the app itself)",
-                fmt_x(fig.best_scaling()),
-                fig.best_threads(),
+                "the work holds the GIL: one process is one request at a time (req/s against one thread: {}), so more threads buy isolation only; {} cores, so {} spawned workers (preload off: each imports the app itself)",
+                scaling_list(fig),
                 fig.cores,
                 fig.cores
             ),
@@ -191,6 +189,21 @@ pub fn decide(q1: &GilAnswer, q2: &headroom::Headroom) -> Result<(Advice, String
             (1.0 - NEAR_BEST) * 100.0
         ),
     ))
+}
+
+/// `1.02x at 2 threads, 0.98x at 4 threads`: every point past one thread.
+fn scaling_list(fig: &headroom::HeadroomFigures) -> String {
+    let parts: Vec<String> = fig
+        .points
+        .iter()
+        .filter(|p| p.threads > 1)
+        .map(|p| format!("{:.2}x at {} threads", p.scaling, p.threads))
+        .collect();
+    if parts.is_empty() {
+        "one thread only swept".into()
+    } else {
+        parts.join(", ")
+    }
 }
 
 fn fmt_x(v: Option<f64>) -> String {

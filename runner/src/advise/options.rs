@@ -15,6 +15,13 @@ use crate::sweep::options::{ReadyPath, SweepOptions};
 pub const SWEEP_WARMUP: Duration = Duration::from_millis(300);
 pub const SWEEP_DURATION: Duration = Duration::from_millis(1500);
 pub const SWEEP_CONNECTIONS: u32 = 8;
+/// A setting with fewer good replies than this cannot be read: its window
+/// is doubled, up to [`SWEEP_DURATION_MAX`], before advise gives up.
+pub const SWEEP_REPLIES_AT_LEAST: u64 = 20;
+pub const SWEEP_DURATION_MAX: Duration = Duration::from_secs(6);
+/// The warm-up's cap per setting (it ends sooner once every handler thread
+/// served the view and the rate settled).
+pub const SWEEP_WARMUP_CAP: Duration = Duration::from_secs(6);
 
 /// Validated options.
 pub struct AdviseOptions {

@@ -10,13 +10,15 @@
 use std::path::Path;
 use std::time::Instant;
 
-use runner::advise::options::{AdviseOptions, SWEEP_CONNECTIONS, SWEEP_DURATION, SWEEP_WARMUP};
+use runner::advise::options::{
+    AdviseOptions, SWEEP_CONNECTIONS, SWEEP_DURATION, SWEEP_WARMUP, SWEEP_WARMUP_CAP,
+};
 use runner::advise::{call, headroom, pair, render, AdviceReport};
 use runner::cli::AdviseArgs;
 use runner::exit::Outcome;
 use runner::host::project::Project;
 use runner::host::pyenv::{self, EnvProgress};
-use runner::sweep::{self, SweepContext, SweepPlan};
+use runner::sweep::{SweepContext, SweepPlan};
 use runner::verdict::Verdict;
 use runner::{host::signals, spec};
 
@@ -98,14 +100,14 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &AdviseArgs) ->
             app: opts.app.clone(),
             app_dir: opts.app_dir.clone(),
             ready: opts.ready.clone(),
+            warmup_cap: SWEEP_WARMUP_CAP,
         };
         let ctx = SweepContext {
             python: &env.python,
             logs_dir: logs_dir.clone(),
             lock_path: lock_path.clone(),
         };
-        let mut settings = Vec::new();
-        sweep::run(&ctx, &plan, &mut settings, &mut |_| {}).await;
+        let settings = headroom::measure(&ctx, &plan).await;
         let q2 = headroom::read(&settings, headroom::cores());
         Ok::<_, String>((q1, q2))
     };

@@ -62,6 +62,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SweepArgs) -> 
         app: opts.app.clone(),
         app_dir: opts.app_dir.clone(),
         ready: opts.ready.clone(),
+        warmup_cap: runner::sweep::WARMUP_CAP,
     };
     let started = Instant::now();
     let mut progress = Progress::new();
