@@ -25,6 +25,11 @@ pub struct Point {
     pub scaling: f64,
     pub cpu_pct: Option<f64>,
     pub run_queue_pct: Option<f64>,
+    /// The measured window (lengthened when a setting had too few replies).
+    pub window_s: f64,
+    /// The warm-up before it, and the handler threads it reached.
+    pub warmup_s: Option<f64>,
+    pub threads_reached: Option<u32>,
 }
 
 /// The figures question 2 stands on.
@@ -166,6 +171,9 @@ pub fn read(settings: &[SettingResult], cores: usize) -> Headroom {
             scaling: s.scaling.unwrap_or(0.0),
             cpu_pct: s.cpu.map(|c| c.cpu_pct),
             run_queue_pct: s.cpu.map(|c| c.run_queue_pct),
+            window_s: s.load.as_ref().map_or(0.0, |l| l.window_s),
+            warmup_s: s.warmup.as_ref().map(|w| w.elapsed_s),
+            threads_reached: s.warmup.as_ref().map(|w| w.threads_reached),
         });
     }
     let Some(one) = one else {

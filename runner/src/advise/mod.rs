@@ -292,6 +292,9 @@ mod tests {
                         scaling: r / base,
                         cpu_pct: None,
                         run_queue_pct: None,
+                        window_s: 1.5,
+                        warmup_s: None,
+                        threads_reached: None,
                     })
                     .collect(),
             }),
@@ -317,6 +320,34 @@ mod tests {
         let pool = decide(&q1(Some(Work::Releases)), &q2(3.0, 0.0, SLEEP)).unwrap();
         assert_eq!(pool.0, Advice::Pool);
         assert!(pool.1.contains("3%"), "{}", pool.1);
+    }
+
+    #[test]
+    fn the_wording_names_each_point_past_one_thread() {
+        // Best at one thread: the old wording said "from 1 to 1 threads".
+        let flat_best_at_one: &[(u32, f64)] = &[(1, 180.0), (2, 170.0), (4, 160.0)];
+        let (_, why) = decide(&q1(Some(Work::Holds)), &q2(95.0, 5.0, flat_best_at_one)).unwrap();
+        assert!(
+            why.contains("0.94x at 2 threads, 0.89x at 4 threads"),
+            "{why}"
+        );
+        assert!(!why.contains("from 1 to 1"), "{why}");
+        // The twin: a sweep of one thread only says so, never "1 to 1".
+        let mut one = q2(95.0, 5.0, &[(1, 180.0)]);
+        if let Some(f) = one.figures.as_mut() {
+            assert_eq!(scaling_list(f), "one thread only swept");
+            f.points.push(Point {
+                threads: 2,
+                requests_per_s: 90.0,
+                scaling: 0.5,
+                cpu_pct: None,
+                run_queue_pct: None,
+                window_s: 1.5,
+                warmup_s: None,
+                threads_reached: None,
+            });
+            assert_eq!(scaling_list(f), "0.50x at 2 threads");
+        }
     }
 
     #[test]

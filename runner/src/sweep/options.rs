@@ -67,11 +67,9 @@ impl ReadyPath {
     /// `--ready-path` checked; the default follows whose app it is.
     pub fn from_flag(flag: Option<&str>, fixture: bool) -> Result<Self, String> {
         match flag {
-            Some(path) if !path.starts_with('/') || path.chars().any(char::is_whitespace) => {
-                Err(format!(
-                    "--ready-path {path:?}: give a path that starts with / and has no spaces"
-                ))
-            }
+            Some(path) if !path.starts_with('/') || path.chars().any(char::is_whitespace) => Err(
+                format!("--ready-path {path:?}: give a path that starts with / and has no spaces"),
+            ),
             Some(path) => Ok(ReadyPath::Given(path.to_string())),
             None if fixture => Ok(ReadyPath::Profile),
             None => Ok(ReadyPath::RouteUnderTest),

@@ -19,7 +19,8 @@
 //!   is still warming up). A window lasts [`WINDOW_AT_LEAST`] and at least
 //!   [`WINDOW_REPLIES`] replies, so a slow view is read over enough replies.
 //!
-//! The cap ends it either way, and the report says which. Measuring code
+//! The cap ends it either way, and the report says which; so does a view
+//! that fails more requests than it serves (broken, not cold). Measuring code
 //! never prints; [`settled`] is the rule, apart from the load.
 
 use std::collections::BTreeSet;
@@ -161,9 +162,7 @@ pub async fn run(plan: &WarmupPlan) -> Warmup {
         lanes.spawn(lane(plan.clone(), cap_at, shared.clone()));
     }
     let kernel = schedstat::availability().reason().is_none();
-    let before = kernel
-        .then(|| Snapshot::of_group(plan.pgid).ok())
-        .flatten();
+    let before = kernel.then(|| Snapshot::of_group(plan.pgid).ok()).flatten();
     let mut rates: Vec<f64> = Vec::new();
     let mut reached_counts: Vec<u32> = Vec::new();
     let mut window_start = (start, 0u64);
@@ -178,6 +177,11 @@ pub async fn run(plan: &WarmupPlan) -> Warmup {
         tokio::time::sleep_until((now + WINDOW_AT_LEAST / 5).min(cap_at)).await;
         let now = Instant::now();
         let good = shared.good.load(Ordering::Relaxed);
+        let failed = shared.errors.lock().map(|e| e.total()).unwrap_or_default();
+        if failed >= WINDOW_REPLIES && failed > good {
+            // Failing more than serving: a broken view, not a cold one.
+            break;
+        }
         let (w_at, w_good) = window_start;
         if now.duration_since(w_at) < WINDOW_AT_LEAST || good - w_good < WINDOW_REPLIES {
             continue;
@@ -231,11 +235,7 @@ pub async fn run(plan: &WarmupPlan) -> Warmup {
     if joined.is_err() {
         lanes.abort_all();
     }
-    let errors = shared
-        .errors
-        .lock()
-        .map(|e| e.clone())
-        .unwrap_or_default();
+    let errors = shared.errors.lock().map(|e| e.clone()).unwrap_or_default();
     Warmup {
         elapsed_s: elapsed.as_secs_f64(),
         threads_wanted: plan.threads,
