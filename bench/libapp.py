@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BINARY = ROOT / "target" / "release" / "runner"
+BINARY = ROOT / "target" / "release" / "runner"  # --binary to use another
 APP_DIR = ROOT / "fixtures" / "libapp"
 # (name, view, expected advice, the view's library call for gil-probe,
 #  what gil-probe should read)
@@ -69,21 +69,28 @@ def probe(call):
         doc = json.loads(out.stdout)
     except json.JSONDecodeError:
         return "error", out.stderr.strip()[-200:]
-    answer = doc.get("answer") or doc.get("result", {}).get("answer") or doc.get("verdict")
+    answer = doc.get("answer") or "cannot judge: " + str(doc.get("reason", ""))[:80]
     blocked = None
     try:
-        blocked = doc["figures"]["call"]["blocked"]["median"]
+        blocked = doc["figures"]["call"]["reading"]["median"]
     except (KeyError, TypeError):
         pass
     return answer, blocked
 
 
 def main():
+    global BINARY, VIEWS
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--server", default="granian")
     ap.add_argument("--no-probe", action="store_true")
+    ap.add_argument("--binary", type=Path, default=BINARY)
+    ap.add_argument("--views", default="", help="comma-separated paths (default: all five)")
     args = ap.parse_args()
+    BINARY = args.binary.resolve()
+    if args.views:
+        wanted = args.views.split(",")
+        VIEWS = [v for v in VIEWS if v[1] in wanted]
     if not BINARY.exists():
         sys.exit("build it first: cargo build --release -p runner")
     print("load at start: %s" % loadavg())

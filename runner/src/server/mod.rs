@@ -65,11 +65,12 @@ pub enum StartError {
 /// A server that sent no complete HTTP reply on its readiness path in time
 /// (or only 503s: it said it was not ready yet).
 #[derive(Debug, thiserror::Error)]
-#[error("the server was not ready within {timeout_ms} ms (GET {path} got no HTTP reply but 503, last: {last}; raise `ready.timeout_ms` in {profile} if it is just slow to start); log {log}:\n{tail}")]
+#[error("the server was not ready within {timeout_ms} ms (GET {path} {last}; raise `ready.timeout_ms` in {profile} if it is just slow to start); log {log}:\n{tail}")]
 pub struct NotReady {
     timeout_ms: u64,
     path: String,
-    /// What the last readiness attempt got: refused, no reply in time.
+    /// What the attempts got: no reply (and the last attempt's error), or
+    /// only 503s.
     last: String,
     profile: String,
     log: String,
@@ -194,7 +195,7 @@ impl Starting {
             host_text,
         } = self;
         let timeout = Duration::from_millis(ready_timeout_ms);
-        let mut last = String::from("no attempt");
+        let mut last = String::from("got no HTTP reply (no attempt yet)");
         loop {
             if let Some(status) = server.exited() {
                 return Err(StartError::Exited {
@@ -209,7 +210,23 @@ impl Starting {
             // a slow view, or its first request may build the app's state).
             let left = timeout.saturating_sub(started.elapsed());
             if !left.is_zero() {
-                match http::get_once(server.addr, &ready_path, left).await {
+                // Raced against the leader's exit: a server whose leader
+                // died while something else holds its port must not be
+                // waited on for the whole bound.
+                let mut request = Box::pin(http::get_once(server.addr, &ready_path, left));
+                let answer = loop {
+                    tokio::select! {
+                        answer = &mut request => break Some(answer),
+                        () = tokio::time::sleep(READY_POLL) => {
+                            if server.exited().is_some() {
+                                break None;
+                            }
+                        }
+                    }
+                };
+                drop(request);
+                let Some(answer) = answer else { continue };
+                match answer {
                     Ok(reply) if ready_status.is_some_and(|s| s != reply.status) => {
                         let body: String = reply.text().chars().take(READY_BODY_CHARS).collect();
                         return Err(StartError::NotAsAsked(Box::new(NotAsAsked {
@@ -226,7 +243,7 @@ impl Starting {
                     // (RFC 9110, 15.6.4): keep polling, as a health check
                     // that answers it while the app loads asks.
                     Ok(reply) if reply.status == 503 && ready_status != Some(503) => {
-                        last = "HTTP 503 Service Unavailable (the server says it is not ready yet)"
+                        last = "answered only HTTP 503 Service Unavailable (the server says it is not ready yet)"
                             .into();
                     }
                     Ok(_) => {
@@ -242,7 +259,7 @@ impl Starting {
                         }
                         return Ok(server);
                     }
-                    Err(e) => last = e.to_string(),
+                    Err(e) => last = format!("got no HTTP reply, last: {e}"),
                 }
             }
             if started.elapsed() >= timeout {

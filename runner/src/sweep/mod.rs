@@ -414,9 +414,12 @@ async fn run_setting(
         addr: server.addr,
         route: route.clone(),
         connections: plan.connections,
-        threads: setting
-            .threads
-            .map(|t| t.saturating_mul(setting.workers.unwrap_or(1))),
+        // N connections keep at most N requests in flight: no more
+        // threads than that can be reached.
+        threads: setting.threads.map(|t| {
+            t.saturating_mul(setting.workers.unwrap_or(1))
+                .min(plan.connections)
+        }),
         pgid: server.pgid(),
         at_least: plan.warmup,
         cap: plan.warmup_cap,
@@ -438,7 +441,7 @@ async fn run_setting(
     let pgid = server.pgid();
     let mut before = None;
     let mut cpu_figures: Result<Option<ServerCpu>, String> = Ok(None);
-    let load = load::run(&load_plan, &mut |e| match e {
+    let mut load = load::run(&load_plan, &mut |e| match e {
         LoadEvent::WindowStarted if cpu_unavailable.is_none() => before = Some(cpu::snapshot(pgid)),
         LoadEvent::WindowEnded => {
             if let Some(b) = before.take() {
@@ -457,7 +460,9 @@ async fn run_setting(
         Ok(None) => result.cpu_note = cpu_unavailable,
         Err(e) => result.cpu_note = Some(e),
     }
-    let failed = load.errors.total() + load.warmup_errors.total() + warmup_errors.total();
+    // The warm-up's failures are the load's warm-up errors, as reported.
+    load.warmup_errors.merge(&warmup_errors);
+    let failed = load.errors.total() + load.warmup_errors.total();
     let warm_note = result
         .warmup
         .as_ref()
@@ -479,12 +484,6 @@ async fn run_setting(
         if load.requests == 0 {
             why.push("no good reply in the measured window".to_string());
         }
-        if warmup_errors.total() > 0 {
-            why.push(format!(
-                "errors during the warm-up: {}",
-                warmup_errors.describe()
-            ));
-        }
         if load.errors.total() > 0 {
             why.push(format!("errors: {}", load.errors.describe()));
         }
@@ -499,7 +498,6 @@ async fn run_setting(
             .samples
             .values()
             .chain(load.warmup_errors.samples.values())
-            .chain(warmup_errors.samples.values())
             .next()
         {
             why.push(format!("first: {sample}"));

@@ -55,8 +55,8 @@ pub struct WarmupPlan {
     pub addr: SocketAddr,
     pub route: Arc<Route>,
     pub connections: u32,
-    /// Handler threads the setting asks for in all (threads x workers);
-    /// None when the server's default is unknown.
+    /// Handler threads to reach: threads x workers, at most the
+    /// connections; None when the server's default is unknown.
     pub threads: Option<u32>,
     /// The server's process group, for the kernel's witness.
     pub pgid: i32,
