@@ -196,6 +196,7 @@ impl Starting {
         } = self;
         let timeout = Duration::from_millis(ready_timeout_ms);
         let mut last = String::from("got no HTTP reply (no attempt yet)");
+        let mut seen_503 = false;
         loop {
             if let Some(status) = server.exited() {
                 return Err(StartError::Exited {
@@ -243,6 +244,7 @@ impl Starting {
                     // (RFC 9110, 15.6.4): keep polling, as a health check
                     // that answers it while the app loads asks.
                     Ok(reply) if reply.status == 503 && ready_status != Some(503) => {
+                        seen_503 = true;
                         last = "answered only HTTP 503 Service Unavailable (the server says it is not ready yet)"
                             .into();
                     }
@@ -258,6 +260,9 @@ impl Starting {
                             });
                         }
                         return Ok(server);
+                    }
+                    Err(e) if seen_503 => {
+                        last = format!("answered only HTTP 503 Service Unavailable (the server says it is not ready yet; last attempt: {e})");
                     }
                     Err(e) => last = format!("got no HTTP reply, last: {e}"),
                 }
