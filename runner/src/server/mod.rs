@@ -248,18 +248,11 @@ impl Starting {
                         last = "answered only HTTP 503 Service Unavailable (the server says it is not ready yet)"
                             .into();
                     }
-                    Ok(_) => {
-                        server.ready_after = started.elapsed();
-                        let stray = loopback::stray_listeners(server.pgid());
-                        if !stray.is_empty() {
-                            let addrs: Vec<String> = stray.iter().map(|a| a.to_string()).collect();
-                            return Err(StartError::NotLoopback {
-                                addrs: addrs.join(", "),
-                                host: host_text,
-                                profile: profile_file,
-                            });
-                        }
-                        return Ok(server);
+                    Ok(_) => return ready_now(server, started, host_text, profile_file),
+                    // The headers came and the body runs past the cap:
+                    // the server is answering (a huge view as the path).
+                    Err(http::HttpError::TooLarge(_)) if ready_status.is_none() => {
+                        return ready_now(server, started, host_text, profile_file);
                     }
                     Err(e) if seen_503 => {
                         last = format!("answered only HTTP 503 Service Unavailable (the server says it is not ready yet; last attempt: {e})");
@@ -280,6 +273,26 @@ impl Starting {
             tokio::time::sleep(READY_POLL).await;
         }
     }
+}
+
+/// The server answered: it is ready once it listens on loopback only.
+fn ready_now(
+    mut server: Server,
+    started: Instant,
+    host: String,
+    profile: String,
+) -> Result<Server, StartError> {
+    server.ready_after = started.elapsed();
+    let stray = loopback::stray_listeners(server.pgid());
+    if !stray.is_empty() {
+        let addrs: Vec<String> = stray.iter().map(|a| a.to_string()).collect();
+        return Err(StartError::NotLoopback {
+            addrs: addrs.join(", "),
+            host,
+            profile,
+        });
+    }
+    Ok(server)
 }
 
 /// Starts a server and waits until it answers its readiness path.
