@@ -9,7 +9,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::options::{SWEEP_DURATION_MAX, SWEEP_REPLIES_AT_LEAST};
+use super::request::{SWEEP_DURATION_MAX, SWEEP_REPLIES_AT_LEAST};
 use super::NEAR_BEST;
 use crate::sweep::{self, SettingResult, Status, SweepContext, SweepPlan};
 

@@ -13,7 +13,7 @@
 
 pub mod cpu;
 pub mod export;
-pub mod options;
+pub mod request;
 pub mod row;
 pub mod table;
 pub mod terminal;
@@ -53,8 +53,10 @@ pub struct SweepPlan {
     /// `MODULE:ATTR` and the folder it is imported from.
     pub app: String,
     pub app_dir: PathBuf,
+    /// Whether the app is the fixture (whose `/work` digests are known).
+    pub fixture: bool,
     /// Where each setting's server is polled for readiness.
-    pub ready: options::ReadyPath,
+    pub ready: request::ReadyPath,
     /// The warm-up goes on past `warmup` until every handler thread served
     /// the route and the rate settled, but never past this.
     pub warmup_cap: Duration,
