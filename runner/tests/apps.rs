@@ -29,7 +29,7 @@ fn sweep(args: &[&str]) -> (i32, Value, String) {
         .args(["--app", "app:app", "--app-dir"])
         .arg(libapp())
         .args(args)
-        .arg("--json")
+        .arg("--json-file")
         .arg(&json)
         .output()
         .unwrap();
