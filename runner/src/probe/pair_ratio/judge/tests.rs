@@ -354,3 +354,79 @@ fn an_unconfirmed_wall_fail_gives_way_to_a_witness_pass() {
     assert_eq!(v, Verdict::CannotJudge);
     assert!(reason.contains("disagree"), "{reason}");
 }
+
+#[test]
+fn a_wall_figure_near_its_bound_does_not_hold_a_pass_both_readings_settle() {
+    let p = witnessed_plan();
+    // Releasing 1.30x sits within 0.10 of its bound (1.35x), but the gap
+    // (0.70) is past its margin and the witness reads parallel against a
+    // separating control: five trials settle it.
+    let r = witnessed(&p, (1.30, 2.0, 1.03), parallel, serialised, 5);
+    let j = judge(&p, BUDGET, &r);
+    assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
+    assert!(j.settled(), "{:?}", j.unsettled);
+    // Twins: without the witness the same wall figures want more trials...
+    let r = run(&p, 1.30, 2.0, 1.03, 5);
+    assert!(!judge(&p, BUDGET, &r).settled());
+    // ...and with it, a gap within its margin (0.55 against 0.5) still does.
+    let r = witnessed(&p, (1.25, 1.80, 1.03), parallel, serialised, 5);
+    let j = judge(&p, BUDGET, &r);
+    assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
+    assert!(!j.settled());
+    assert!(
+        j.unsettled
+            .as_deref()
+            .unwrap()
+            .contains("the gap read 0.55"),
+        "{:?}",
+        j.unsettled
+    );
+}
+
+#[test]
+fn a_clear_wall_fail_the_witness_confirms_is_settled_with_the_control_near_its_bound() {
+    let p = witnessed_plan();
+    // Holding 1.75x sits within 0.10 of its bound (1.7x); releasing missed
+    // clearly and the witness saw the threads take turns.
+    let r = witnessed(&p, (1.98, 1.75, 1.03), serialised, serialised, 5);
+    let j = judge(&p, BUDGET, &r);
+    assert_eq!(j.verdict, Verdict::Fail, "{}", j.reason);
+    assert!(j.settled(), "{:?}", j.unsettled);
+    // Twin: without the witness it wants the confirming trials.
+    let r = run(&p, 1.98, 1.75, 1.03, 5);
+    assert!(!judge(&p, BUDGET, &r).settled());
+    // Twin: a wall fail that did not miss clearly stays open.
+    let r = witnessed(&p, (1.40, 2.0, 1.03), serialised, serialised, 5);
+    let j = judge(&p, BUDGET, &r);
+    assert_eq!(j.verdict, Verdict::Fail, "{}", j.reason);
+    assert!(!j.settled());
+}
+
+/// Both threads on a CPU most of the pair: Σ on-CPU 1.5 of the wall.
+fn on_two_cpus() -> Witness {
+    pair_witness(&[(30, 6), (30, 7)])
+}
+
+#[test]
+fn the_on_cpu_proof_settles_a_witness_pass_with_no_free_core() {
+    let mut p = witnessed_plan();
+    // A control that crept past its runnable bound (P 1.65) while its
+    // on-CPU time stayed at 1: the runnable rules cannot tell...
+    let crept = || pair_witness(&[(20, 13), (20, 13)]);
+    let r = witnessed(&p, (2.0, 2.0, 2.0), parallel, crept, 5);
+    assert_eq!(
+        judge(&p, BUDGET, &r).concluded().verdict,
+        Verdict::CannotJudge
+    );
+    // ...the view on two CPUs at once proves it, and settles at once.
+    let r = witnessed(&p, (2.0, 2.0, 2.0), on_two_cpus, crept, 5);
+    let j = judge(&p, BUDGET, &r);
+    assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
+    assert!(j.settled(), "{:?}", j.unsettled);
+    // Twin: the same proof against a row whose at-once bound the view's
+    // runnable P (1.83) also clears by less than the margin is still
+    // settled by the proof; without the proof (a serialised view) no pass.
+    p.under_test.witness_bound = Some(Bound::AtLeast(1.8));
+    let r = witnessed(&p, (2.0, 2.0, 2.0), serialised, crept, 5);
+    assert_ne!(judge(&p, BUDGET, &r).concluded().verdict, Verdict::Pass);
+}
