@@ -1,4 +1,4 @@
-//! `runner advise`: the seed note's deployment rule as a command. Two
+//! `runner advise`: the deployment rule (docs/deployment-rule.md) as a command. Two
 //! questions, each answered with figures, then one recommendation:
 //!
 //! 1. **Does the work release the GIL?** With `--call`, the GIL probe's
@@ -20,9 +20,9 @@
 
 pub mod call;
 pub mod headroom;
-pub mod options;
 pub mod pair;
 pub mod render;
+pub mod request;
 
 use schemars::JsonSchema;
 use serde::Serialize;

@@ -152,7 +152,7 @@ pub fn install(python: &Path, requires: &[Requirement], log: &Path) -> Result<()
                     "{} failed ({status}); see {}\n{}",
                     install_command(python, requires),
                     log.display(),
-                    crate::server::logtail::tail(log, 20)
+                    crate::host::logtail::tail(log, 20)
                 ))
             }
             Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),

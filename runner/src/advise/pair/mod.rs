@@ -249,7 +249,7 @@ async fn run_pair(spec: &PairSpec<'_>) -> Result<PairRatioRun, String> {
             row_id: "advise.control".into(),
             profile: spec.profile.clone(),
             python: spec.python.to_path_buf(),
-            app: crate::sweep::options::FIXTURE_APP.into(),
+            app: crate::sweep::request::FIXTURE_APP.into(),
             app_dir: spec.fixture_dir.to_path_buf(),
             logs_dir: spec.logs_dir.to_path_buf(),
         })
