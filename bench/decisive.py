@@ -10,6 +10,7 @@ cannot judge, wrong, decisive share, median wall per gate.
 
     python3 bench/decisive.py --runs 50            # E19, all cells
     python3 bench/decisive.py --runs 20 --rows E15 --noise none,burst
+    python3 bench/decisive.py --runs 5 --exe /tmp/runner-base   # another build
 """
 
 import argparse
@@ -60,9 +61,12 @@ def main():
     ap.add_argument("--noise", default="none,burst,spin")
     ap.add_argument("--cases", default="pass,one-thread,serialise",
                     help="which servers: pass (granian, 2 threads), one-thread, serialise")
+    ap.add_argument("--exe", help="a runner binary to measure (default: build the release one)")
     args = ap.parse_args()
-    subprocess.run(["cargo", "build", "-q", "--release", "-p", "runner"], cwd=ROOT, check=True)
-    exe = os.path.join(ROOT, "target", "release", "runner")
+    exe = args.exe
+    if not exe:
+        subprocess.run(["cargo", "build", "-q", "--release", "-p", "runner"], cwd=ROOT, check=True)
+        exe = os.path.join(ROOT, "target", "release", "runner")
     folder = tempfile.mkdtemp(prefix="decisive-")
     print("| row | server | noise | runs | pass | fail | cannot judge | wrong | decisive | median s/gate |")
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
