@@ -11,6 +11,7 @@ cannot judge, wrong, decisive share, median wall per gate.
     python3 bench/decisive.py --runs 50            # E19, all cells
     python3 bench/decisive.py --runs 20 --rows E15 --noise none,burst
     python3 bench/decisive.py --runs 10 --witness off --noise none,burst
+    python3 bench/decisive.py --runs 5 --exe /tmp/runner-base   # another build
 
 `--witness off` runs every gate as a platform without the scheduler witness
 (macOS) does: the wall-clock rules alone (the runner's `--witness off`); the
@@ -67,9 +68,12 @@ def main():
                     help="which servers: pass (granian, 2 threads), one-thread, serialise")
     ap.add_argument("--witness", default="on", choices=["on", "off"],
                     help="off: no scheduler witness, the wall rules alone (the macOS path)")
+    ap.add_argument("--exe", help="a runner binary to measure (default: build the release one)")
     args = ap.parse_args()
-    subprocess.run(["cargo", "build", "-q", "--release", "-p", "runner"], cwd=ROOT, check=True)
-    exe = os.path.join(ROOT, "target", "release", "runner")
+    exe = args.exe
+    if not exe:
+        subprocess.run(["cargo", "build", "-q", "--release", "-p", "runner"], cwd=ROOT, check=True)
+        exe = os.path.join(ROOT, "target", "release", "runner")
     folder = tempfile.mkdtemp(prefix="decisive-")
     print("| row | server | noise | witness | runs | pass | fail | cannot judge | wrong | decisive | median s/gate |")
     print("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|")

@@ -17,113 +17,16 @@
 //! Otherwise the answer is `releases` or `holds`; with `expect`, the other
 //! answer fails. Every reading is a median over interleaved rounds.
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use super::instrument::{
-    GilRun, Instrument, InstrumentReport, PythonFacts, RoundFigure, RunOutcome, ScaleReport,
+pub use super::figures::{
+    figures, scale_figures, ArmFigures, ControlCheck, ControlFigures, Designed, GilFigures,
+    MedianRange, ScaleFigures, ScaleLine, CALL, HOLDS_ALL, HOLDS_HALF, RELEASES,
 };
+use super::instrument::{GilRun, Instrument, RunOutcome};
 use super::plan::{Expect, GilBounds, GilPlan};
+use super::words::{error_reason, headline, outcome_reason};
 use crate::verdict::Verdict;
-
-/// The arms in reporting order: the call, then the three controls.
-pub const CALL: &str = "call";
-pub const RELEASES: &str = "releases";
-pub const HOLDS_HALF: &str = "holds-half";
-pub const HOLDS_ALL: &str = "holds-all";
-
-/// Median and extremes of a set of fractions or rates.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct MedianRange {
-    pub median: f64,
-    pub min: f64,
-    pub max: f64,
-}
-
-impl MedianRange {
-    pub fn of(values: &[f64]) -> Option<Self> {
-        let s = crate::stats::Spread::of(values)?;
-        Some(Self {
-            median: s.median,
-            min: s.min,
-            max: s.max,
-        })
-    }
-}
-
-/// One arm's figures over the rounds.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct ArmFigures {
-    pub arm: String,
-    /// What the arm runs (`ctypes.PyDLL(None).usleep(25000)`, `time:sleep`).
-    pub description: String,
-    /// The reading (blocked or lost share), over rounds.
-    pub reading: MedianRange,
-    /// The reading of each round, in round order.
-    pub rounds: Vec<f64>,
-    /// Median share of each round the worker spent inside the call.
-    pub busy: f64,
-    pub calls_per_s: f64,
-    pub call_us: Option<f64>,
-    /// Median share of each round the spinner waited for a core.
-    pub runqueue: Option<f64>,
-}
-
-/// The three controls.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct ControlFigures {
-    pub releases: ArmFigures,
-    pub holds_half: ArmFigures,
-    pub holds_all: ArmFigures,
-}
-
-/// One worker count of the threads-against-processes table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct ScaleLine {
-    pub workers: u32,
-    pub threads_calls_per_s: Option<MedianRange>,
-    pub processes_calls_per_s: Option<MedianRange>,
-    /// Median over reps of calls/s over the same rep's one thread.
-    pub threads_x: Option<f64>,
-    pub processes_x: Option<f64>,
-    /// The capacity control (bytecode in N processes) over its own N = 1,
-    /// per rep: about N when the machine has N free cores.
-    pub capacity_x: Option<f64>,
-}
-
-/// The `--scale` table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct ScaleFigures {
-    pub calls_per_worker: u64,
-    pub single_call_us: f64,
-    pub reps: u32,
-    pub lines: Vec<ScaleLine>,
-}
-
-/// Everything the verdict was read from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct GilFigures {
-    /// The answer, when there is one.
-    pub answer: Option<Expect>,
-    /// `time:sleep` or `setup zimsearch:setup`, with its arguments.
-    pub target: String,
-    pub instrument: Instrument,
-    pub instrument_note: String,
-    /// Rounds planned per arm.
-    pub rounds: u32,
-    /// Rounds run per arm: more than planned when some had no reading.
-    pub rounds_run: u32,
-    pub round_ms: u32,
-    pub call: ArmFigures,
-    pub controls: ControlFigures,
-    /// Median over every round of the spinner's share on the run queue.
-    pub runqueue: Option<f64>,
-    pub bounds: GilBounds,
-    pub python: PythonFacts,
-    pub result_sample: Option<String>,
-    pub elapsed_s: Option<f64>,
-    pub scale: Option<ScaleFigures>,
-}
 
 /// The verdict with its one-line reason, how sure it is, the figures and a
 /// short headline (`blocked 0.49 vs controls 0.00/0.47/0.83`).
@@ -168,11 +71,11 @@ pub fn judge(plan: &GilPlan, run: &GilRun) -> GilJudgement {
     if let Some(e) = &report.error {
         let mut j = GilJudgement::bare(error_reason(plan, report, e));
         // Figures measured before a scale error still say something.
-        j.figures = figures(plan, report).ok();
+        j.figures = judged_figures(plan, report).ok();
         j.headline = j.figures.as_ref().map(headline).unwrap_or_default();
         return j;
     }
-    let figures = match figures(plan, report) {
+    let figures = match judged_figures(plan, report) {
         Ok(f) => f,
         Err(reason) => return GilJudgement::bare(reason),
     };
@@ -248,30 +151,14 @@ fn decide(plan: &GilPlan, mut figures: GilFigures) -> GilJudgement {
         );
     }
     let c = &figures.controls;
-    let checks = [
-        (
-            &c.releases,
-            c.releases.reading.median <= b.control_releases_at_most,
-            format!("<= {:.2}", b.control_releases_at_most),
-        ),
-        (
-            &c.holds_half,
-            c.holds_half.reading.median >= b.control_half_at_least,
-            format!(">= {:.2}", b.control_half_at_least),
-        ),
-        (
-            &c.holds_all,
-            c.holds_all.reading.median >= b.control_all_at_least,
-            format!(">= {:.2}", b.control_all_at_least),
-        ),
-    ];
-    let off: Vec<String> = checks
-        .iter()
-        .filter(|(_, ok, _)| !ok)
-        .map(|(arm, _, bound)| {
+    let off: Vec<String> = [&c.releases, &c.holds_half, &c.holds_all]
+        .into_iter()
+        .zip(&figures.control_checks)
+        .filter(|(_, check)| !check.as_designed)
+        .map(|(arm, check)| {
             format!(
-                "{} read {reading} {:.3}, designed {bound}",
-                arm.arm, arm.reading.median
+                "{} read {reading} {:.3}, designed {}",
+                arm.arm, arm.reading.median, check.designed
             )
         })
         .collect();
@@ -279,7 +166,7 @@ fn decide(plan: &GilPlan, mut figures: GilFigures) -> GilJudgement {
         "controls {:.2}/{:.2}/{:.2}",
         c.releases.reading.median, c.holds_half.reading.median, c.holds_all.reading.median
     );
-    let control_rounds = control_agreement(&figures, b);
+    let control_rounds = control_agreement(&figures);
     if !off.is_empty() {
         let reason = format!(
             "a control did not read as designed ({}), so the instrument could not have told a \
@@ -384,273 +271,54 @@ pub fn readable_needed(rounds: u32) -> usize {
 }
 
 /// `5/5/4 of 5 rounds`: rounds in which each control alone read as designed.
-fn control_agreement(f: &GilFigures, b: GilBounds) -> String {
+fn control_agreement(f: &GilFigures) -> String {
     let c = &f.controls;
-    let count =
-        |arm: &ArmFigures, ok: &dyn Fn(f64) -> bool| arm.rounds.iter().filter(|&&r| ok(r)).count();
-    format!(
-        "{}/{}/{} of {} rounds",
-        count(&c.releases, &|r| r <= b.control_releases_at_most),
-        count(&c.holds_half, &|r| r >= b.control_half_at_least),
-        count(&c.holds_all, &|r| r >= b.control_all_at_least),
-        f.rounds_run
-    )
-}
-
-/// `blocked 0.49 vs controls 0.00/0.47/0.83`.
-pub fn headline(f: &GilFigures) -> String {
-    format!(
-        "{} {:.2} vs controls {:.2}/{:.2}/{:.2}",
-        f.instrument.reading(),
-        f.call.reading.median,
-        f.controls.releases.reading.median,
-        f.controls.holds_half.reading.median,
-        f.controls.holds_all.reading.median
-    )
-}
-
-fn outcome_reason(outcome: &RunOutcome, run: &GilRun) -> String {
-    let tail = last_lines(&run.stderr_tail, 5);
-    let tail = if tail.is_empty() {
-        String::new()
-    } else {
-        format!("; its last words:\n{tail}")
-    };
-    match outcome {
-        RunOutcome::Report { .. } => String::new(),
-        RunOutcome::CannotStart { problem } => format!("cannot start the probe: {problem}"),
-        RunOutcome::Timeout { limit_ms } => format!(
-            "the probe did not finish within {:.0} s and was stopped (a call that never returns, or \
-             a setup that takes longer?)",
-            *limit_ms as f64 / 1e3
-        ),
-        RunOutcome::Crashed { status } => format!(
-            "{} ended without a result ({status}){tail}",
-            run.python.display()
-        ),
-        RunOutcome::BadOutput { problem } => format!(
-            "the probe's output is not its JSON document ({problem}); is {} a CPython 3.9+ \
-             interpreter?{tail}",
-            run.python.display()
-        ),
-    }
-}
-
-fn error_reason(
-    plan: &GilPlan,
-    report: &InstrumentReport,
-    e: &super::instrument::ProbeErrorInfo,
-) -> String {
-    let python = if report.python.executable.is_empty() {
-        "the interpreter".to_string()
-    } else {
-        report.python.executable.clone()
-    };
-    let raised = format!("{}: {}", e.kind, e.message);
-    match e.place.as_str() {
-        "import" if e.kind == "ModuleNotFoundError" || e.kind == "ImportError" => format!(
-            "cannot import the call ({raised}): is it installed in {python}? --python picks the \
-             interpreter"
-        ),
-        "import" => format!("cannot find {} ({raised})", target_name(plan)),
-        "args" => format!("bad arguments: {}", e.message),
-        "setup" => format!(
-            "the setup {} raised {raised}; a setup that fails cannot be measured",
-            target_name(plan)
-        ),
-        "call" => format!(
-            "the call raised {raised}; a call that raises cannot be measured (check its --arg \
-             literals)"
-        ),
-        "control" => format!(
-            "the {} control could not run ({raised}); this interpreter cannot host the probe's \
-             controls (ctypes with libc symbols)",
-            e.arm.as_deref().unwrap_or("probe's")
-        ),
-        "scale" => format!("the --scale table failed: {raised}"),
-        _ => format!("the probe failed: {raised}"),
-    }
-}
-
-/// The `module:function` the plan names (the call, or its setup).
-fn target_name(plan: &GilPlan) -> &str {
-    match &plan.target {
-        super::plan::Target::Setup(s) | super::plan::Target::Call(s) => s,
-    }
-}
-
-fn last_lines(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
-}
-
-fn median(values: &[f64]) -> Option<f64> {
-    crate::stats::Spread::of(values).map(|s| s.median)
-}
-
-/// The figures of `report`, or why there are none.
-pub fn figures(plan: &GilPlan, report: &InstrumentReport) -> Result<GilFigures, String> {
-    let instrument = report
-        .instrument
-        .ok_or_else(|| "the probe's document names no instrument".to_string())?;
-    let arm = |name: &str, description: String| -> Result<ArmFigures, String> {
-        let rows: Vec<&RoundFigure> = report
-            .rounds_figures
-            .iter()
-            .filter(|r| r.arm == name)
-            .collect();
-        let readings: Vec<f64> = rows
-            .iter()
-            .filter_map(|r| match instrument {
-                Instrument::Schedstat => r.blocked,
-                Instrument::Iterations => r.loss,
-            })
-            .filter(|v| v.is_finite())
-            .collect();
-        if rows.len() < plan.rounds as usize || readings.is_empty() {
-            return Err(format!(
-                "the probe returned {} rounds of arm {name} ({} with a reading), expected {} (a \
-                 broken instrument, or a spinner that never ran)",
-                rows.len(),
-                readings.len(),
-                plan.rounds
-            ));
-        }
-        let finite = |f: fn(&RoundFigure) -> f64| -> Vec<f64> {
-            rows.iter()
-                .map(|r| f(r))
-                .filter(|v| v.is_finite())
-                .collect()
-        };
-        let call_us: Vec<f64> = rows
-            .iter()
-            .filter_map(|r| r.call_us)
-            .filter(|v| v.is_finite())
-            .collect();
-        let runqueue: Vec<f64> = rows
-            .iter()
-            .filter_map(|r| r.runqueue)
-            .filter(|v| v.is_finite())
-            .collect();
-        Ok(ArmFigures {
-            arm: name.to_string(),
-            description,
-            reading: MedianRange::of(&readings).expect("non-empty"),
-            rounds: readings,
-            busy: median(&finite(|r| r.busy)).unwrap_or(0.0),
-            calls_per_s: median(&finite(|r| r.calls_per_s)).unwrap_or(0.0),
-            call_us: median(&call_us),
-            runqueue: median(&runqueue),
+    let counts: Vec<String> = [&c.releases, &c.holds_half, &c.holds_all]
+        .into_iter()
+        .zip(&f.control_checks)
+        .map(|(arm, check)| {
+            arm.rounds
+                .iter()
+                .filter(|&&r| check.designed.holds(r))
+                .count()
+                .to_string()
         })
-    };
-    let control = |name: &str| {
-        report
-            .controls
-            .as_ref()
-            .and_then(|c| c.get(name))
-            .cloned()
-            .unwrap_or_else(|| name.to_string())
-    };
-    let target = format!(
-        "{}{}",
-        plan.target.describe(),
-        if plan.args.is_empty() {
-            String::new()
-        } else {
-            format!("({})", plan.args.join(", "))
-        }
-    );
-    let call = arm(CALL, target.clone())?;
-    let controls = ControlFigures {
-        releases: arm(RELEASES, control(RELEASES))?,
-        holds_half: arm(HOLDS_HALF, control(HOLDS_HALF))?,
-        holds_all: arm(HOLDS_ALL, control(HOLDS_ALL))?,
-    };
-    let all_rq: Vec<f64> = report
-        .rounds_figures
-        .iter()
-        .filter_map(|r| r.runqueue)
-        .filter(|v| v.is_finite())
         .collect();
-    Ok(GilFigures {
-        answer: None,
-        target,
-        instrument,
-        instrument_note: report.instrument_note.clone().unwrap_or_default(),
-        rounds: plan.rounds,
-        rounds_run: report.rounds_run.unwrap_or(plan.rounds).max(plan.rounds),
-        round_ms: plan.round_ms,
-        call,
-        controls,
-        runqueue: median(&all_rq),
-        bounds: plan.bounds,
-        python: report.python.clone(),
-        result_sample: report.result_sample.clone(),
-        elapsed_s: report.elapsed_s,
-        scale: report.scale.as_ref().map(scale_figures),
+    format!("{} of {} rounds", counts.join("/"), f.rounds_run)
+}
+
+/// Each control against the bound it is designed to read (releases,
+/// holds-half, holds-all): the one place the controls are judged.
+pub fn control_checks(c: &ControlFigures, b: GilBounds) -> Vec<ControlCheck> {
+    [
+        (&c.releases, Designed::AtMost(b.control_releases_at_most)),
+        (&c.holds_half, Designed::AtLeast(b.control_half_at_least)),
+        (&c.holds_all, Designed::AtLeast(b.control_all_at_least)),
+    ]
+    .into_iter()
+    .map(|(arm, designed)| ControlCheck {
+        designed,
+        as_designed: designed.holds(arm.reading.median),
     })
+    .collect()
 }
 
-/// The scale table, as multiples of one thread's calls/s.
-pub fn scale_figures(s: &ScaleReport) -> ScaleFigures {
-    let spread = |v: &[Option<f64>]| {
-        let vals: Vec<f64> = v
-            .iter()
-            .flatten()
-            .copied()
-            .filter(|x| x.is_finite())
-            .collect();
-        MedianRange::of(&vals)
-    };
-    // One thread's calls/s in each rep: the reference for that rep.
-    let one: Vec<Option<f64>> = s
-        .rows
-        .iter()
-        .find(|r| r.workers == 1)
-        .map(|r| r.threads_calls_per_s.clone())
-        .unwrap_or_default();
-    let capacity_one: Vec<Option<f64>> = s
-        .rows
-        .iter()
-        .find(|r| r.workers == 1)
-        .map(|r| r.capacity_calls_per_s.clone())
-        .unwrap_or_default();
-    // The median over reps of each rep's rate over that rep's reference.
-    let multiple = |rates: &[Option<f64>], one: &[Option<f64>]| {
-        let ratios: Vec<f64> = rates
-            .iter()
-            .zip(one)
-            .filter_map(|(r, o)| match (r, o) {
-                (Some(r), Some(o)) if *o > 0.0 && r.is_finite() && o.is_finite() => Some(r / o),
-                _ => None,
-            })
-            .collect();
-        median(&ratios)
-    };
-    let lines = s
-        .rows
-        .iter()
-        .map(|r| ScaleLine {
-            workers: r.workers,
-            threads_x: multiple(&r.threads_calls_per_s, &one),
-            processes_x: multiple(&r.processes_calls_per_s, &one),
-            capacity_x: multiple(&r.capacity_calls_per_s, &capacity_one),
-            threads_calls_per_s: spread(&r.threads_calls_per_s),
-            processes_calls_per_s: spread(&r.processes_calls_per_s),
-        })
-        .collect();
-    ScaleFigures {
-        calls_per_worker: s.calls_per_worker,
-        single_call_us: s.single_call_us,
-        reps: s.reps,
-        lines,
-    }
+/// The figures of `report` with the controls judged.
+fn judged_figures(
+    plan: &GilPlan,
+    report: &super::instrument::InstrumentReport,
+) -> Result<GilFigures, String> {
+    let mut f = figures(plan, report)?;
+    f.control_checks = control_checks(&f.controls, plan.bounds);
+    Ok(f)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gil::instrument::{ProbeErrorInfo, ScaleRow};
+    use crate::gil::instrument::{
+        InstrumentReport, ProbeErrorInfo, PythonFacts, RoundFigure, ScaleReport, ScaleRow,
+    };
     use crate::gil::plan::GilBlock;
 
     fn plan(expect: Option<Expect>) -> GilPlan {
@@ -748,6 +416,27 @@ mod tests {
         let j = judge(&plan(None), &run(report(0.52, 0.99, CONTROLS)));
         assert_eq!(j.verdict, Verdict::Pass);
         assert!(j.reason.starts_with("holds:"), "{}", j.reason);
+    }
+
+    #[test]
+    fn the_table_shows_the_judges_reading_of_the_controls() {
+        let j = judge(&plan(None), &run(report(0.01, 0.99, CONTROLS)));
+        let mut f = j.figures.unwrap();
+        assert_eq!(f.control_checks.len(), 3);
+        assert!(f.control_checks.iter().all(|c| c.as_designed));
+        assert!(!crate::gil::render(&f).contains("NOT AS DESIGNED"));
+        // Twin: the table follows the judgement, not the readings (which
+        // are the same): a control the judge read off shows as such.
+        f.control_checks[1].as_designed = false;
+        let table = crate::gil::render(&f);
+        assert_eq!(table.matches("NOT AS DESIGNED").count(), 1, "{table}");
+        // And the judge reads a control off its bound: holds-half at 0.10.
+        let j = judge(&plan(None), &run(report(0.01, 0.99, [0.0, 0.10, 0.83])));
+        let checks = j.figures.unwrap().control_checks;
+        assert_eq!(
+            checks.iter().map(|c| c.as_designed).collect::<Vec<_>>(),
+            vec![true, false, true]
+        );
     }
 
     #[test]

@@ -10,16 +10,20 @@
 //! - [`instrument`]: [`measure`] runs the instrument in its own process
 //!   group with a bounded wait and returns a [`GilRun`] (its document, or why
 //!   there is none);
+//! - [`figures`]: the instrument's report reduced to figures;
 //! - [`judge()`]: releases / holds / cannot judge, a pure function of the plan
-//!   and the run;
+//!   and the run (the rules; their words beside them, the run's own
+//!   failures' words in `words.rs`);
 //! - [`render()`]: the terminal table;
 //! - [`requires`]: the pinned extra packages a probe needs.
 
+pub mod figures;
 pub mod instrument;
 pub mod judge;
 pub mod plan;
 pub mod render;
 pub mod requires;
+mod words;
 
 pub use instrument::{
     fixture_dir, measure, GilLimits, GilRun, Instrument, InstrumentReport, RunOutcome,

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::judge::{ArmFigures, GilFigures, ScaleFigures};
+use super::figures::{ArmFigures, GilFigures, ScaleFigures};
 
 /// The arms table.
 ///
@@ -35,27 +35,23 @@ pub fn render(f: &GilFigures) -> String {
     };
     line(&mut out, &f.call, call_bound);
     let c = &f.controls;
-    for (arm, ok, bound) in [
-        (
-            &c.releases,
-            c.releases.reading.median <= b.control_releases_at_most,
-            format!("<= {:.2}", b.control_releases_at_most),
-        ),
-        (
-            &c.holds_half,
-            c.holds_half.reading.median >= b.control_half_at_least,
-            format!(">= {:.2}", b.control_half_at_least),
-        ),
-        (
-            &c.holds_all,
-            c.holds_all.reading.median >= b.control_all_at_least,
-            format!(">= {:.2}", b.control_all_at_least),
-        ),
-    ] {
+    // The judge's reading of each control, never judged again here.
+    for (arm, check) in [&c.releases, &c.holds_half, &c.holds_all]
+        .into_iter()
+        .zip(&f.control_checks)
+    {
         line(
             &mut out,
             arm,
-            format!("{bound} {}", if ok { "ok" } else { "NOT AS DESIGNED" }),
+            format!(
+                "{} {}",
+                check.designed,
+                if check.as_designed {
+                    "ok"
+                } else {
+                    "NOT AS DESIGNED"
+                }
+            ),
         );
     }
     let extra = if f.rounds_run > f.rounds {

@@ -3,7 +3,9 @@
 //! interleaved trials; the verdict rests on the gap between the modes.
 //!
 //! - `measure.rs`: the connections, the trials, the capacity control.
-//! - `judge.rs`: what the figures mean.
+//! - `judge/`: what the figures mean (reduction, rules, words).
+//! - `rulebook.rs`: "ran at once / took turns / cannot tell" from the
+//!   scheduler witness, shared with advise.
 //! - `render.rs`: the terminal table.
 
 pub mod judge;

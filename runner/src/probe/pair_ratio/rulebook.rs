@@ -3,8 +3,10 @@
 //! judge and advise both ask it; each brings its own [`Rules`] (E19's from
 //! its row, advise's from its named constants), and every rule set obeys
 //! [`Rules::check`], which is what keeps them from disagreeing: no reading
-//! can be "at once" under one set and "took turns" under another (the test
-//! at the foot of this file feeds the same figures to both).
+//! say the serving threads ran at once under one set and took turns under
+//! another (the test at the foot of this file feeds the same figures to
+//! both). A ruling on a library's own threads (advise's, where the group
+//! counts) is about other threads and claims nothing of the serving ones.
 //!
 //! In the order they are read:
 //!
@@ -18,8 +20,9 @@
 //!    witness cannot tell turns from parallel on this machine now.
 //! 4. **At once**: P at least `at_once_at_least` and `gap_at_least` over
 //!    the control's (the group's, with `library_threads`).
-//! 5. **Took turns**: no sign of running at once (P and the group's P under
-//!    [`NEVER_TURNS_AT`], no on-CPU proof) and either the unconvoyed P at
+//! 5. **Took turns**: no sign of running at once (P, and where the group
+//!    counts the group's P, under [`NEVER_TURNS_AT`], no on-CPU proof) and
+//!    either the unconvoyed P at
 //!    most `turns_at_most` or every figure within `turns_within_control` of
 //!    the control's.
 //! 6. Otherwise between: cannot tell.
@@ -170,6 +173,16 @@ impl Ruling {
         }
     }
 
+    /// The claim about the serving threads alone: as [`Self::at_once`],
+    /// but None for a ruling on a library's own threads (the group), which
+    /// says nothing of the serving threads. Rule sets agree on this claim.
+    pub fn serving_at_once(self) -> Option<bool> {
+        match self {
+            Ruling::OnTwoCpusLibrary | Ruling::AtOnceLibrary => None,
+            r => r.at_once(),
+        }
+    }
+
     /// Whether the ruling stands on the on-CPU proof, which noise cannot fake.
     pub fn on_cpu_proof(self) -> bool {
         matches!(self, Ruling::OnTwoCpus | Ruling::OnTwoCpusLibrary)
@@ -207,10 +220,16 @@ pub fn rule(view: &Medians, control: &Medians, rules: &Rules) -> Ruling {
             }
         }
     }
-    // No sign of running at once under any rule set.
+    // No sign of the serving threads running at once under any rule set
+    // (nor, where the group counts, of the group). A gate reads only the
+    // serving threads: its fixture computes on them, and the rest of the
+    // server's group (I/O threads queueing under noise) must not silence
+    // the witness's veto of a wall pass (measured: under burst, a
+    // serialised server passed once in five when the group's P did).
     let quiet = view.serving < NEVER_TURNS_AT
-        && view.group.is_none_or(|g| g < NEVER_TURNS_AT)
-        && !proves(view.group_on_cpu, control.group_on_cpu);
+        && (!rules.library_threads
+            || (view.group.is_none_or(|g| g < NEVER_TURNS_AT)
+                && !proves(view.group_on_cpu, control.group_on_cpu)));
     if !quiet {
         return Ruling::Between;
     }
@@ -329,12 +348,14 @@ mod tests {
             rule(&m(1.05, 1.8, 1.1, 0.95, 1.0), &lifted, &a),
             Ruling::TookTurnsLikeControl
         );
-        // Its twin: a group reading at once is never turns, however close
-        // the serving threads read to the control.
-        assert_eq!(
-            rule(&m(1.05, 1.1, 1.55, 0.95, 1.0), &hold, &e19()),
-            Ruling::Between
-        );
+        // Its twin: where the group counts (advise), a group reading at
+        // once is never turns, however close the serving threads read to
+        // the control; a gate reads its serving threads alone, and their
+        // turns stand (the witness's veto of a wall pass).
+        let a = crate::advise::pair::rules();
+        let busy_group = m(1.05, 1.1, 1.55, 0.95, 1.0);
+        assert_ne!(rule(&busy_group, &hold, &a).at_once(), Some(false));
+        assert_eq!(rule(&busy_group, &hold, &e19()), Ruling::TookTurns);
     }
 
     #[test]
@@ -379,7 +400,7 @@ mod tests {
         for view in &g {
             for control in &controls {
                 let (x, y) = (rule(view, control, a), rule(view, control, b));
-                if let (Some(p), Some(q)) = (x.at_once(), y.at_once()) {
+                if let (Some(p), Some(q)) = (x.serving_at_once(), y.serving_at_once()) {
                     if p != q {
                         return Some((*view, **control, x, y));
                     }

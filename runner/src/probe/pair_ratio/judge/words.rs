@@ -1,0 +1,212 @@
+//! The words of a pair-ratio verdict: the reason and confidence for each
+//! decision of `rules.rs`, why it is still open, and the headline. Text
+//! only.
+
+use super::super::PairRatioPlan;
+use super::figures::{ModeFigures, PairRatioFigures};
+use super::rules::{Decision, Near, Open, Wall};
+use crate::spec::{Bound, Trials};
+
+/// A parallelism bound as the reports show it (`P >= 1.60`).
+pub fn p_bound(b: Bound) -> String {
+    match b {
+        Bound::AtMost(v) => format!("P <= {v:.2}"),
+        Bound::AtLeast(v) => format!("P >= {v:.2}"),
+    }
+}
+
+/// The witness's figures, both modes.
+fn describe_witness(f: &PairRatioFigures) -> String {
+    let one = |m: &ModeFigures| match &m.witness {
+        Some(w) => format!(
+            "{} P {:.2} (unconvoyed {:.2}){}",
+            m.name,
+            w.reading.parallelism.median,
+            w.reading.unconvoyed.median,
+            w.bound
+                .map_or(String::new(), |b| format!(" ({})", p_bound(b)))
+        ),
+        None => format!("{} unwitnessed", m.name),
+    };
+    format!("{}, {}", one(&f.under_test), one(&f.control))
+}
+
+/// One line: the wall ratios, then the witness's P where there is one.
+pub fn headline(f: &PairRatioFigures) -> String {
+    let wall = format!("{:.2}x/{:.2}x", f.under_test.ratio, f.control.ratio);
+    match (&f.under_test.witness, &f.control.witness) {
+        (Some(u), Some(c)) => format!(
+            "{wall} P {:.2}/{:.2}",
+            u.reading.parallelism.median, c.reading.parallelism.median
+        ),
+        _ => wall,
+    }
+}
+
+/// The reason and the confidence of decision `d` on `f`.
+pub fn reason(
+    plan: &PairRatioPlan,
+    trials: Trials,
+    d: Decision,
+    f: &PairRatioFigures,
+) -> (String, String) {
+    let witness_said = describe_witness(f);
+    let (n, k) = (f.trials, f.valid_trials);
+    let (u, c) = (&f.under_test, &f.control);
+    let gap = f.gap;
+    let summary = format!(
+        "{} {:.2}x ({}), {} {:.2}x ({}), gap {gap:.2} (needs >= {:.2})",
+        u.name, u.ratio, u.bound, c.name, c.ratio, c.bound, plan.gap_at_least
+    );
+    let bare = |reason: String| (reason, "no verdict".to_string());
+    let no_core = || {
+        format!(
+            "no free core: in only {k} of {n} trials did the same releasing work twice at once with no server in \
+             the path read <= {:.2}x (best {:.2}x; needs {} such trials)",
+            plan.capacity_at_most,
+            f.capacity,
+            plan.free_core_trials_needed(trials)
+        )
+    };
+    let wall_reason = |wall: Wall| match wall {
+        Wall::Pass => summary.clone(),
+        Wall::Outside => format!(
+            "{} read {:.2}x, outside {}: {summary}",
+            u.name, u.ratio, u.bound
+        ),
+        Wall::GapShort => format!(
+            "the gap to the control is {gap:.2}, under {:.2}: {summary}",
+            plan.gap_at_least
+        ),
+    };
+    let wall_confidence = || {
+        let m = f.margins;
+        format!(
+            "{n} trials ({k} with a free core); {} of {k} alone agree for {}, {} of {k} for {}; margins {:+.2}x, \
+             {:+.2}x, gap {:+.2} (ambiguous under {:.2}); capacity {:.2}x; witness: {}",
+            u.agreeing_trials,
+            u.name,
+            c.agreeing_trials,
+            c.name,
+            m.under_test,
+            m.control,
+            m.gap,
+            plan.margin,
+            f.capacity,
+            f.witness_note.as_deref().unwrap_or(&witness_said)
+        )
+    };
+    match d {
+        Decision::Unverified { control } => {
+            let m = if control { c } else { u };
+            bare(format!(
+                "mode {} ({}) does work the runner cannot verify, so no verdict rests on it; \
+                 {} read {:.2}x and {} {:.2}x. Use a /work route",
+                m.name, m.path, u.name, u.ratio, c.name, c.ratio
+            ))
+        }
+        Decision::NoFreeCore { witness: None } => {
+            let witness = match &f.witness_note {
+                Some(note) => format!("; {note}"),
+                None => format!(
+                    "; the scheduler witness could not decide either ({witness_said}; a pass needs the mode under \
+                     test on its bound by both figures and the control on its own, a fail an unconvoyed figure at \
+                     most {})",
+                    plan.serialised_at_most
+                        .map_or("(unset)".to_string(), |v| format!("{v:.2}"))
+                ),
+            };
+            bare(format!(
+                "{}{witness}. Something else is using the machine, so a serialised pair would look the same \
+                 as a parallel one. Run on a quieter machine or one with more cores",
+                no_core()
+            ))
+        }
+        Decision::NoFreeCore { witness: Some(_) } => (
+            format!(
+                "{} by the scheduler witness ({witness_said}); wall ratio not usable: {}",
+                d.verdict().label(),
+                no_core()
+            ),
+            format!(
+                "{n} trials, {} witnessed pairs of {} and {} of {}; the witness counts waiting for a core as \
+                 runnable, so it needs no free core; wall figures (not used): {summary}",
+                u.witness.as_ref().map_or(0, |w| w.reading.pairs),
+                u.name,
+                c.witness.as_ref().map_or(0, |w| w.reading.pairs),
+                c.name,
+            ),
+        ),
+        Decision::ControlDidNotSeparate => bare(format!(
+            "the control did not separate: {} read {:.2}x (needs {}) after {n} trials, so this probe could not \
+             fail here and a pass would mean nothing; check that the control route does fixed work that holds the GIL",
+            c.name, c.ratio, c.bound
+        )),
+        Decision::UnconfirmedFailGivesWay { wall } => (
+            format!(
+                "pass by the scheduler witness ({witness_said}); the wall gap's fail ({}) rests on {k} \
+                 trials with a free core, fewer than the {} a fail needs",
+                wall_reason(wall),
+                plan.fail_needs(trials)
+            ),
+            wall_confidence(),
+        ),
+        Decision::Wall { wall, witness } => {
+            use super::figures::WitnessRole;
+            let reason = wall_reason(wall);
+            let reason = match witness {
+                WitnessRole::Agrees => {
+                    format!("{reason}; the scheduler witness agrees ({witness_said})")
+                }
+                WitnessRole::Disagrees => format!(
+                    "the wall clock and the scheduler witness disagree: the wall gap says {} ({reason}), the witness \
+                     says {} ({witness_said})",
+                    wall.verdict().label(),
+                    if wall == Wall::Pass { "FAIL" } else { "pass" }
+                ),
+                WitnessRole::Silent => format!(
+                    "{reason}; the scheduler witness could not decide ({witness_said})"
+                ),
+                WitnessRole::Decides | WitnessRole::Unavailable => reason,
+            };
+            (reason, wall_confidence())
+        }
+    }
+}
+
+/// Why the verdict is still open, in words.
+pub fn open(plan: &PairRatioPlan, f: &PairRatioFigures, o: Open) -> String {
+    let n = f.trials;
+    let (u, c) = (&f.under_test, &f.control);
+    let near = |name: &str, value: f64, bound: String| {
+        format!(
+            "ambiguous after {n} trials: {name} read {value:.2}, within {:.2} of its bound ({bound})",
+            plan.margin
+        )
+    };
+    let witness = |mf: &ModeFigures| match &mf.witness {
+        Some(w) => near(
+            &format!("{}'s witness P", mf.name),
+            w.reading.parallelism.median,
+            w.bound.map_or("-".to_string(), p_bound),
+        ),
+        None => format!("ambiguous after {n} trials"),
+    };
+    match o {
+        Open::Near(Near::UnderTest) => near(&u.name, u.ratio, u.bound.to_string()),
+        Open::Near(Near::Control) => near(&c.name, c.ratio, c.bound.to_string()),
+        Open::Near(Near::Gap) => near("the gap", f.gap, format!(">= {:.2}", f.gap_at_least)),
+        Open::Near(Near::WitnessUnderTest) => witness(u),
+        Open::Near(Near::WitnessControl) => witness(c),
+        Open::WitnessFailNeeds(needs) => {
+            format!("a fail by the scheduler witness alone needs {needs} trials; {n} so far")
+        }
+        Open::FreeCoreFailNeeds(needs) => format!(
+            "not enough trials with a free core to confirm a fail: {} of {n} (a fail needs {needs}; \
+             no scheduler witness to confirm it sooner)",
+            f.valid_trials
+        ),
+        Open::Ambiguous => format!("ambiguous after {n} trials"),
+        Open::NoVerdictYet => "no verdict yet".into(),
+    }
+}
