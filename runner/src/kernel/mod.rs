@@ -5,5 +5,6 @@
 
 pub mod control;
 pub mod noise;
+pub mod pss;
 pub mod schedstat;
 pub mod witness;

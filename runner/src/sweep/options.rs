@@ -70,9 +70,21 @@ impl SweepOptions {
             && fixture_dir
                 .canonicalize()
                 .is_ok_and(|f| f == app_dir.canonicalize().unwrap_or_default());
+        // The model app (fixtures/modelapp, next to the fixture), whose
+        // `/embed` digests are known too.
+        let model = app == FIXTURE_APP
+            && app_dir.file_name().is_some_and(|n| n == "modelapp")
+            && fixture_dir
+                .parent()
+                .and_then(|p| p.canonicalize().ok())
+                .is_some_and(|p| Some(p.as_path()) == app_dir.parent());
         let mut routes: Vec<Arc<Route>> = Vec::new();
         for path in &args.paths {
-            let route = Route::parse(path, fixture)?;
+            let route = if model {
+                Route::parse_model(path)?
+            } else {
+                Route::parse(path, fixture)?
+            };
             if routes.iter().any(|r| r.path == route.path) {
                 return Err(format!("--path {path:?}: given twice"));
             }
