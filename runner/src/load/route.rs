@@ -218,7 +218,9 @@ mod tests {
         assert_eq!(q.url, format!("/embed?seed={}", q.seed.unwrap()));
         assert!(Route::parse_model("/embed/hold").unwrap().verified());
         assert!(!Route::parse_model("/similarity").unwrap().verified());
-        assert!(!Route::parse_model("/work?mode=hold&kib=8").unwrap().verified());
+        assert!(!Route::parse_model("/work?mode=hold&kib=8")
+            .unwrap()
+            .verified());
         assert!(Route::parse_model("/embed?seed=3").is_err());
         assert!(!Route::parse("/embed", true).unwrap().verified());
     }

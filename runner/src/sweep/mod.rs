@@ -31,8 +31,8 @@ use crate::server::{self, StartError, StartRequest};
 use crate::spec::Profile;
 use crate::spec::ServerSettings;
 
-use cpu::ServerCpu;
 use crate::kernel::pss::{GroupPss, PeakTracker};
+use cpu::ServerCpu;
 
 /// What to sweep.
 pub struct SweepPlan {
