@@ -89,7 +89,7 @@ pub enum Command {
     /// on a fresh server per setting of threads and workers, with the
     /// server's CPU: the table users pick their thread and worker counts from.
     Sweep(SweepArgs),
-    /// The seed's deployment rule for one view: does its work release the
+    /// The deployment rule (docs/deployment-rule.md) for one view: does its work release the
     /// GIL (a pair with the scheduler witness, or --call's GIL probe), is
     /// there headroom (a short sweep over 1, 2 and 4 threads), and one
     /// recommendation: threads, spawned workers, no more threads, or the pool.

@@ -1,5 +1,5 @@
 //! The digest that proves `/work` did its work: computed here, independently
-//! of the server, and compared with every reply.
+//! of the server, and compared with every reply (why: docs/digest.md).
 //!
 //! The fixture hashes `kib` KiB of the pattern 0..=255 repeated, then the
 //! request's seed as 8 little-endian bytes (fixtures/bareapp/work.py). The

@@ -350,7 +350,7 @@ fn fuzz_the_row_and_profile_loaders() {
         if let Some((message, located)) = profile {
             prop_assert!(located, "no line in: {message}");
         }
-        // Sweep rows, under the seed's own name so the id check passes and
+        // Sweep rows, under their source row's file name so the id check passes and
         // the flags' checks are reached.
         let sweep_file = dir.path().join("blocking-threads.yaml");
         std::fs::write(&sweep_file, &bytes).unwrap();

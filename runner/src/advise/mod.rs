@@ -1,4 +1,4 @@
-//! `runner advise`: the seed note's deployment rule as a command. Two
+//! `runner advise`: the deployment rule (docs/deployment-rule.md) as a command. Two
 //! questions, each answered with figures, then one recommendation:
 //!
 //! 1. **Does the work release the GIL?** With `--call`, the GIL probe's

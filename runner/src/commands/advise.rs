@@ -1,6 +1,6 @@
 //! `runner advise --path PATH [--call MODULE:FUNCTION [--arg LITERAL]...]
-//! [--server S] [--app MODULE:ATTR --app-dir DIR] [--json]`: the seed's
-//! deployment rule for one view (see `runner::advise`).
+//! [--server S] [--app MODULE:ATTR --app-dir DIR] [--json]`: the
+//! deployment rule for one view (see `runner::advise`, docs/deployment-rule.md).
 //!
 //! Exit code: 0 when it advises; 2 when a figure could not be had (no
 //! scheduler accounting, a reading between its bands, a sweep with errors,

@@ -1,6 +1,6 @@
 //! The capacity control: the releasing work twice at once with no server in
 //! the path, so a trial can tell "the server serialised the pair" from "the
-//! machine had no second core to give".
+//! machine had no second core to give" (docs/two-threads.md).
 //!
 //! Measured on a 2-core machine with one core kept busy by another process,
 //! the releasing view reads 2.00x through granian with two threads, exactly

@@ -10,7 +10,7 @@
 //!
 //! Why ask the kernel: a thread waiting for the GIL, or any lock, sleeps and
 //! adds to neither counter; a thread waiting for a core adds run-queue time.
-//! The wall clock cannot tell the two apart.
+//! The wall clock cannot tell the two apart (docs/scheduler-witness.md).
 //!
 //! Why by hand: no maintained crate reads per-task schedstat (procfs reads
 //! `/proc/PID/schedstat` of the leader only, and pulls in far more than the

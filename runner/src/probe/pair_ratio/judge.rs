@@ -1,5 +1,5 @@
-//! Judging a pair-ratio run (E19). The headline is the seed's: the gap in
-//! wall time between the modes. Beside it stands the scheduler witness
+//! Judging a pair-ratio run (E19). The headline is the gap in wall time
+//! between the modes (docs/gap-not-threshold.md). Beside it stands the scheduler witness
 //! (Linux): the serving threads' runnable parallelism over each pair, which
 //! noise cannot move the way it moves wall time (waiting for a core is
 //! run-queue time and counts as runnable; waiting for the GIL or a lock is
