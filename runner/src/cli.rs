@@ -172,6 +172,13 @@ pub struct GilProbeArgs {
     #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
     pub scale: Vec<u32>,
 
+    /// The stage table: probe the setup once per stage, the stage's name
+    /// given as its first argument (--setup minilmstages:stage --stage
+    /// tokenize,to_numpy,forward,tolist,dumps), then each stage's ms,
+    /// share, releases or holds, the held share and the ceilings.
+    #[arg(long, value_delimiter = ',', value_name = "NAME,NAME,...")]
+    pub stage: Vec<String>,
+
     /// auto (schedstat where the kernel has it), schedstat, or iterations
     /// (the lost-iteration fallback).
     #[arg(long, default_value = "auto", value_name = "auto|schedstat|iterations")]

@@ -115,6 +115,10 @@ pub struct RoundFigure {
     /// Time inside the call over the round, the timer's own cost taken off.
     pub busy: f64,
     pub call_us: Option<f64>,
+    /// The process's CPU per call, the spinner's taken off (every thread
+    /// the call keeps busy). Schedstat only.
+    #[serde(default)]
+    pub cpu_us: Option<f64>,
     pub calls_per_s: f64,
     pub iterations: u64,
     pub iterations_per_s: f64,

@@ -65,6 +65,10 @@ pub struct ArmFigures {
     pub busy: f64,
     pub calls_per_s: f64,
     pub call_us: Option<f64>,
+    /// Median CPU per call over every thread of the process, the
+    /// spinner's taken off (schedstat rounds only).
+    #[serde(default)]
+    pub cpu_us: Option<f64>,
     /// Median share of each round the spinner waited for a core.
     pub runqueue: Option<f64>,
 }
@@ -527,6 +531,11 @@ pub fn figures(plan: &GilPlan, report: &InstrumentReport) -> Result<GilFigures, 
             .filter_map(|r| r.call_us)
             .filter(|v| v.is_finite())
             .collect();
+        let cpu_us: Vec<f64> = rows
+            .iter()
+            .filter_map(|r| r.cpu_us)
+            .filter(|v| v.is_finite())
+            .collect();
         let runqueue: Vec<f64> = rows
             .iter()
             .filter_map(|r| r.runqueue)
@@ -540,6 +549,7 @@ pub fn figures(plan: &GilPlan, report: &InstrumentReport) -> Result<GilFigures, 
             busy: median(&finite(|r| r.busy)).unwrap_or(0.0),
             calls_per_s: median(&finite(|r| r.calls_per_s)).unwrap_or(0.0),
             call_us: median(&call_us),
+            cpu_us: median(&cpu_us),
             runqueue: median(&runqueue),
         })
     };
@@ -672,6 +682,7 @@ mod tests {
             calls: 10,
             busy,
             call_us: Some(6000.0 * busy),
+            cpu_us: None,
             calls_per_s: 166.0,
             iterations: 1000,
             iterations_per_s: 16000.0,

@@ -20,6 +20,7 @@ pub mod judge;
 pub mod plan;
 pub mod render;
 pub mod requires;
+pub mod stages;
 
 pub use instrument::{
     fixture_dir, measure, GilLimits, GilRun, Instrument, InstrumentReport, RunOutcome,
