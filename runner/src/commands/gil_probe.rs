@@ -236,7 +236,9 @@ mod stages {
         for name in &args.stage {
             let name = name.trim();
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return unusable(&format!("--stage {name:?}: a stage is a name (letters, digits, _)"));
+                return unusable(&format!(
+                    "--stage {name:?}: a stage is a name (letters, digits, _)"
+                ));
             }
             let mut one = block(args);
             if let Ok(b) = &mut one {

@@ -165,6 +165,13 @@ pub struct ScaleRow {
     pub capacity_calls_per_s: Vec<Option<f64>>,
     pub threads_median: Option<f64>,
     pub processes_median: Option<f64>,
+    /// Peak PSS over reps, KiB: the probe's process (it holds every thread
+    /// pool at once, so an upper bound for N threads) ...
+    #[serde(default)]
+    pub threads_pss_kib: Option<u64>,
+    /// ... and the N spawned processes summed.
+    #[serde(default)]
+    pub processes_pss_kib: Option<u64>,
 }
 
 /// Calls/s on N threads and N processes.

@@ -93,6 +93,12 @@ pub struct ScaleLine {
     /// The capacity control (bytecode in N processes) over its own N = 1,
     /// per rep: about N when the machine has N free cores.
     pub capacity_x: Option<f64>,
+    /// Peak PSS, MiB: the probe's process for threads (an upper bound: it
+    /// holds every thread pool), the N processes summed.
+    #[serde(default)]
+    pub threads_pss_mib: Option<f64>,
+    #[serde(default)]
+    pub processes_pss_mib: Option<f64>,
 }
 
 /// The `--scale` table.
@@ -647,6 +653,8 @@ pub fn scale_figures(s: &ScaleReport) -> ScaleFigures {
             capacity_x: multiple(&r.capacity_calls_per_s, &capacity_one),
             threads_calls_per_s: spread(&r.threads_calls_per_s),
             processes_calls_per_s: spread(&r.processes_calls_per_s),
+            threads_pss_mib: r.threads_pss_kib.map(|k| k as f64 / 1024.0),
+            processes_pss_mib: r.processes_pss_kib.map(|k| k as f64 / 1024.0),
         })
         .collect();
     ScaleFigures {
@@ -954,6 +962,8 @@ mod tests {
                     capacity_calls_per_s: vec![Some(500.0); 3],
                     threads_median: None,
                     processes_median: None,
+                    threads_pss_kib: Some(60 * 1024),
+                    processes_pss_kib: Some(40 * 1024),
                 },
                 ScaleRow {
                     workers: 2,
@@ -962,6 +972,8 @@ mod tests {
                     capacity_calls_per_s: vec![Some(990.0), Some(960.0), Some(500.0)],
                     threads_median: None,
                     processes_median: None,
+                    threads_pss_kib: Some(60 * 1024),
+                    processes_pss_kib: None,
                 },
             ],
         };
@@ -974,6 +986,14 @@ mod tests {
         // Capacity against its own one process: 1.98, 1.92, 1.0.
         assert!((f.lines[1].capacity_x.unwrap() - 1.92).abs() < 1e-9);
         assert!(!crate::gil::render_scale(&f).contains("no free"));
+        // PSS in MiB; a count whose processes could not read it has none.
+        assert_eq!(f.lines[0].processes_pss_mib, Some(40.0));
+        assert_eq!(f.lines[1].processes_pss_mib, None);
+        let table = crate::gil::render_scale(&f);
+        assert!(
+            table.contains("processes PSS") && table.contains("40 MiB") && table.contains("- MiB"),
+            "{table}"
+        );
         // Its twin: bytecode in two processes no faster than in one.
         let mut busy = s.clone();
         busy.rows[1].capacity_calls_per_s = vec![Some(500.0), Some(480.0), Some(500.0)];
