@@ -262,7 +262,7 @@ mod tests {
             "==3.1",
             "a b==1",
             "x==1;rm",
-            "x==1--no-deps",
+            "x==1 --no-deps --no-deps",
             "x==1 --no-dep",
             "--no-deps",
         ] {
