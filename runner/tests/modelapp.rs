@@ -28,12 +28,18 @@ fn the_similarity_check_passes_on_the_real_weights_and_fails_on_corrupted_ones()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
+    // unittest -v writes `NAME (module.Class.NAME) ... ok` (3.11+) or
+    // `NAME ... ok`: each test must have run and passed.
     for name in [
-        "test_the_real_weights_reproduce_the_model_card ... ok",
-        "test_a_corrupted_weight_fails_it ... ok",
-        "test_padding_without_the_mask_fails_it ... ok",
-        "test_the_holding_view_computes_the_same_reply ... ok",
+        "test_the_real_weights_reproduce_the_model_card",
+        "test_a_corrupted_weight_fails_it",
+        "test_padding_without_the_mask_fails_it",
+        "test_the_holding_view_computes_the_same_reply",
     ] {
-        assert!(err.contains(name), "{name} missing:\n{err}");
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with(name) && l.trim_end().ends_with("... ok")),
+            "{name} did not pass:\n{err}"
+        );
     }
 }
