@@ -62,10 +62,7 @@ fn parse_args() -> Args {
             "--noise" => {
                 a.noises = value
                     .split(',')
-                    .map(|n| {
-                        <Noise as clap::ValueEnum>::from_str(n, true)
-                            .expect("--noise none,burst,spin")
-                    })
+                    .map(|n| n.parse::<Noise>().expect("--noise none,burst,spin"))
                     .collect()
             }
             "--servers" => a.servers = value.split(',').map(String::from).collect(),

@@ -1,9 +1,10 @@
 //! The engine behind `runner`: SPEC rows and server profiles in, verdicts
-//! out. The CLI (`main.rs`) parses flags, drives the engine and chooses the
-//! exit code; everything here measures, judges and reports through events.
+//! out. The binary (`main.rs` and `cli/`) parses flags into the engine's
+//! request structs, drives the engine and chooses the exit code; everything
+//! here measures, judges and reports through events, and never imports the
+//! CLI (`runner/tests/layers.rs` holds every module to its layer).
 
 pub mod advise;
-pub mod cli;
 pub mod digest;
 pub mod event;
 pub mod exit;
@@ -13,9 +14,9 @@ pub mod host;
 pub mod http;
 pub mod kernel;
 pub mod load;
-pub mod options;
 pub mod probe;
 pub mod report;
+pub mod request;
 pub mod server;
 pub mod spec;
 pub mod stats;

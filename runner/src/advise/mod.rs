@@ -20,9 +20,9 @@
 
 pub mod call;
 pub mod headroom;
-pub mod options;
 pub mod pair;
 pub mod render;
+pub mod request;
 
 use schemars::JsonSchema;
 use serde::Serialize;

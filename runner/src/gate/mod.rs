@@ -3,6 +3,7 @@
 //! settings), concludes the judgement, stops everything, and records what
 //! happened.
 
+pub mod request;
 pub mod result;
 pub mod session;
 

@@ -217,7 +217,7 @@ fn pip_install(
                     "{} failed ({status}); see {}\n{}",
                     install_command(python, requires),
                     log.display(),
-                    crate::server::logtail::tail(log, 20)
+                    crate::host::logtail::tail(log, 20)
                 ))
             }
             Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),

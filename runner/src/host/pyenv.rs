@@ -231,7 +231,7 @@ fn run_logged(
         status,
         log: log.display().to_string(),
         requirements: requirements.display().to_string(),
-        tail: crate::server::logtail::tail(log, 20),
+        tail: crate::host::logtail::tail(log, 20),
     })
 }
 

@@ -21,6 +21,7 @@
 pub mod latency;
 pub mod outcome;
 pub mod route;
+pub mod window;
 pub mod wire;
 
 use std::net::SocketAddr;

@@ -8,6 +8,7 @@ use std::sync::Mutex;
 
 use crate::digest::WorkDigest;
 use crate::probe::seeds::Seeds;
+use crate::request::FieldError;
 
 /// Paths longer than this are refused (a typo, not a route).
 const MAX_PATH_BYTES: usize = 2048;
@@ -39,24 +40,29 @@ pub struct Request {
 }
 
 impl Route {
-    /// Parses `--path`. `fixture` says whether the app is the fixture, whose
-    /// `/work` digests the runner can compute.
-    pub fn parse(path: &str, fixture: bool) -> Result<Self, String> {
+    /// Parses a route (`--path`, a sweep row's `paths`). `fixture` says
+    /// whether the app is the fixture, whose `/work` digests the runner can
+    /// compute. The error names the value, and the caller the field.
+    pub fn parse(path: &str, fixture: bool) -> Result<Self, FieldError<()>> {
+        let bad = |message: String| FieldError::new((), message).value(format!("{path:?}"));
         if !path.starts_with('/') {
-            return Err(format!(
-                "--path {path:?}: give a path on the server, starting with / (the runner picks the address)"
+            return Err(bad(
+                "give a path on the server, starting with / (the runner picks the address)".into(),
             ));
         }
         if path.len() > MAX_PATH_BYTES {
-            return Err(format!("--path: longer than {MAX_PATH_BYTES} bytes"));
+            return Err(FieldError::new(
+                (),
+                format!("longer than {MAX_PATH_BYTES} bytes"),
+            ));
         }
         if path.contains('#') || path.chars().any(|c| c.is_whitespace() || c.is_control()) {
-            return Err(format!(
-                "--path {path:?}: no spaces, control characters or #; percent-encode them"
+            return Err(bad(
+                "no spaces, control characters or #; percent-encode them".into(),
             ));
         }
         if hyper::Uri::try_from(path).is_err() {
-            return Err(format!("--path {path:?}: not a valid request target"));
+            return Err(bad("not a valid request target".into()));
         }
         let (route, query) = path.split_once('?').unwrap_or((path, ""));
         let check = if fixture && route == "/work" {
@@ -69,27 +75,24 @@ impl Route {
                     .next_back()
             };
             if param("seed").is_some() {
-                return Err(format!(
-                    "--path {path:?}: leave `seed` out; the runner gives every request its own seed so no cache can answer for the work"
-                ));
+                return Err(bad("leave `seed` out; the runner gives every request its own seed so no cache can answer for the work".into()));
             }
             let kib = param("kib").and_then(|v| v.parse::<u32>().ok());
             let Some(kib) = kib.filter(|k| (1..=MAX_WORK_KIB).contains(k)) else {
-                return Err(format!(
-                    "--path {path:?}: /work needs kib=N (1 to {MAX_WORK_KIB}), the KiB each request hashes"
-                ));
+                return Err(bad(format!(
+                    "/work needs kib=N (1 to {MAX_WORK_KIB}), the KiB each request hashes"
+                )));
             };
             let mode = match param("mode") {
                 Some(m @ ("release" | "hold")) => m,
                 Some("split") if kib % 128 == 0 => "split",
-                Some("split") => {
-                    return Err(format!(
-                        "--path {path:?}: mode=split needs kib a multiple of 128 (two halves of whole 64 KiB buffers)"
-                    ))
-                }
+                Some("split") => return Err(bad(
+                    "mode=split needs kib a multiple of 128 (two halves of whole 64 KiB buffers)"
+                        .into(),
+                )),
                 _ => {
-                    return Err(format!(
-                        "--path {path:?}: /work needs mode=release, mode=hold or mode=split"
+                    return Err(bad(
+                        "/work needs mode=release, mode=hold or mode=split".into()
                     ))
                 }
             };
@@ -106,14 +109,16 @@ impl Route {
 
     /// Parses `--path` for the model app (fixtures/modelapp), whose `/embed`
     /// and `/embed/hold` replies carry the embedding's digest.
-    pub fn parse_model(path: &str) -> Result<Self, String> {
+    pub fn parse_model(path: &str) -> Result<Self, FieldError<()>> {
         let mut route = Self::parse(path, false)?;
         let (base, query) = path.split_once('?').unwrap_or((path, ""));
         if matches!(base, "/embed" | "/embed/hold") {
             if query.split('&').any(|kv| kv.starts_with("seed=")) {
-                return Err(format!(
-                    "--path {path:?}: leave `seed` out; the runner gives every request its own seed so no cache can answer for the work"
-                ));
+                return Err(FieldError::new(
+                    (),
+                    "leave `seed` out; the runner gives every request its own seed so no cache can answer for the work".to_string(),
+                )
+                .value(format!("{path:?}")));
             }
             route.check = Check::Digest(WorkDigest::minilm_embed());
         }
@@ -237,7 +242,8 @@ mod tests {
             "/x#y",
         ] {
             let e = Route::parse(bad, true).err().unwrap();
-            assert!(e.starts_with("--path"), "{bad}: {e}");
+            assert!(e.named("--path").starts_with("--path"), "{bad}: {e:?}");
+            assert!(!e.message.is_empty(), "{bad}: {e:?}");
         }
     }
 }

@@ -4,7 +4,6 @@
 //! failure, and stopped (whole process group) when dropped.
 
 pub mod logdrain;
-pub mod logtail;
 pub mod loopback;
 pub mod pool;
 pub mod status;
@@ -94,7 +93,7 @@ impl Server {
     pub fn log_tail(&self) -> String {
         self.drain
             .overflow_tail(LOG_TAIL_LINES)
-            .unwrap_or_else(|| logtail::tail(&self.log, LOG_TAIL_LINES))
+            .unwrap_or_else(|| crate::host::logtail::tail(&self.log, LOG_TAIL_LINES))
     }
 
     /// Bytes the server wrote beyond the log's cap (0 for a quiet server):

@@ -206,7 +206,7 @@ fn start_failure(e: StartError, log: &Path) -> Stop {
         e => Stop {
             verdict: Verdict::CannotJudge,
             reason: format!("server would not start: {e}"),
-            log_tail: Some(crate::server::logtail::tail(log, server::LOG_TAIL_LINES)),
+            log_tail: Some(crate::host::logtail::tail(log, server::LOG_TAIL_LINES)),
         },
     }
 }

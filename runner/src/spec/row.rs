@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::probe::registry::{validate_block, RowFile};
-use crate::probe::{Plan, ProbeKind};
+use crate::probe::registry::{Plan, ProbeKind};
 use crate::spec::check::{check_settings, int_in_range};
 use crate::spec::error::from_yaml;
 use crate::spec::locate::locate;

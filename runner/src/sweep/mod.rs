@@ -13,7 +13,7 @@
 
 pub mod cpu;
 pub mod export;
-pub mod options;
+pub mod request;
 pub mod row;
 pub mod table;
 pub mod terminal;
@@ -52,6 +52,8 @@ pub struct SweepPlan {
     /// `MODULE:ATTR` and the folder it is imported from.
     pub app: String,
     pub app_dir: PathBuf,
+    /// Whether the app is the fixture (whose `/work` digests are known).
+    pub fixture: bool,
 }
 
 /// Where the sweep runs.

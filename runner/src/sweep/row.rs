@@ -4,29 +4,19 @@
 //! rule 1), so it is a file of its own kind in a folder of its own, never
 //! listed among the gates.
 //!
-//! The block's keys are the flags of `runner sweep`, and are checked by the
-//! same code ([`SweepOptions::from_args`]); a bad value is reported at its
-//! file, line, column and key, as a gate row's is.
+//! The block is a [`SweepRequest`], the same the flags of `runner sweep`
+//! build, checked by the same code; a bad value is reported at its file,
+//! line, column and key (`sweep.threads`), as a gate row's is.
 
 use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::options::SweepOptions;
-use crate::cli::SweepArgs;
-use crate::host::limits::Limits;
+use super::request::{SweepField, SweepRequest};
 use crate::spec::error::from_yaml;
 use crate::spec::locate::locate;
 use crate::spec::{read_bounded, row_files, SpecError};
-
-/// The flags' defaults, which a row's omitted keys take too (a test below
-/// checks they match the flags').
-pub const DEFAULT_SERVER: &str = "granian";
-pub const DEFAULT_THREADS: [u32; 4] = [1, 2, 4, 8];
-pub const DEFAULT_CONNECTIONS: u32 = 8;
-pub const DEFAULT_DURATION: &str = "5s";
-pub const DEFAULT_WARMUP: &str = "1s";
 
 /// A sweep row as written in its YAML file.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -37,62 +27,7 @@ pub struct SweepRowFile {
     pub title: String,
     /// The server's claim the figures bear on, in words.
     pub claim: String,
-    pub sweep: SweepBlock,
-}
-
-/// What to sweep: the flags of `runner sweep`, as keys.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SweepBlock {
-    /// Server profile: a name from specs/servers/ (`--server` overrides it).
-    #[serde(default = "default_server")]
-    pub server: String,
-    /// Routes, interleaved at every setting; each is a line on the plot.
-    pub paths: Vec<String>,
-    /// Handler threads per setting.
-    #[serde(default = "default_threads")]
-    pub threads: Vec<u32>,
-    /// Worker processes per setting; empty: the server's own.
-    #[serde(default)]
-    pub workers: Vec<u32>,
-    /// Kept-alive connections of the closed loop.
-    #[serde(default = "default_connections")]
-    pub connections: u32,
-    /// The measured window of each setting (`5s`, `500ms`, `1m`).
-    #[serde(default = "default_duration")]
-    pub duration: String,
-    /// Load before the window, not counted.
-    #[serde(default = "default_warmup")]
-    pub warmup: String,
-    /// Bound on any one request.
-    #[serde(default = "default_request_timeout_ms")]
-    pub request_timeout_ms: u64,
-    /// Your own WSGI app, `MODULE:ATTR` (needs `app_dir`); the fixture by
-    /// default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub app: Option<String>,
-    /// The folder `app` is imported from, relative to this file's folder.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub app_dir: Option<PathBuf>,
-}
-
-fn default_server() -> String {
-    DEFAULT_SERVER.into()
-}
-fn default_threads() -> Vec<u32> {
-    DEFAULT_THREADS.to_vec()
-}
-fn default_connections() -> u32 {
-    DEFAULT_CONNECTIONS
-}
-fn default_duration() -> String {
-    DEFAULT_DURATION.into()
-}
-fn default_warmup() -> String {
-    DEFAULT_WARMUP.into()
-}
-fn default_request_timeout_ms() -> u64 {
-    Limits::DEFAULT_REQUEST_MS
+    pub sweep: SweepRequest,
 }
 
 /// A sweep row that passed validation.
@@ -102,7 +37,8 @@ pub struct SweepRow {
     pub title: String,
     pub claim: String,
     pub file: PathBuf,
-    pub block: SweepBlock,
+    /// The `sweep:` block, its `app_dir` resolved from the file's folder.
+    pub request: SweepRequest,
 }
 
 /// What a sweep report says of the row it ran.
@@ -123,46 +59,23 @@ impl SweepRow {
             file: self.file.clone(),
         }
     }
-
-    /// The row as `runner sweep` flags, with the command line's report
-    /// paths, machine wait and `--server` (which overrides the row's).
-    pub fn args(&self, cli: &SweepArgs) -> SweepArgs {
-        let b = &self.block;
-        let base = self.file.parent().unwrap_or(Path::new("."));
-        SweepArgs {
-            row: None,
-            paths: b.paths.clone(),
-            server: Some(cli.server.clone().unwrap_or_else(|| b.server.clone())),
-            threads: b.threads.clone(),
-            workers: b.workers.clone(),
-            connections: b.connections,
-            duration: b.duration.clone(),
-            warmup: b.warmup.clone(),
-            app: b.app.clone(),
-            app_dir: b.app_dir.as_ref().map(|d| base.join(d)),
-            json: cli.json.clone(),
-            csv: cli.csv.clone(),
-            markdown: cli.markdown.clone(),
-            svg: cli.svg.clone(),
-            request_timeout_ms: b.request_timeout_ms,
-            machine_wait_ms: cli.machine_wait_ms,
-        }
-    }
 }
 
-/// Each `runner sweep` flag and the row key it is written as, longest
-/// first (`--app-dir` before `--app`).
-const KEYS: [(&str, &str); 9] = [
-    ("--request-timeout-ms", "request_timeout_ms"),
-    ("--connections", "connections"),
-    ("--duration", "duration"),
-    ("--app-dir", "app_dir"),
-    ("--threads", "threads"),
-    ("--workers", "workers"),
-    ("--warmup", "warmup"),
-    ("--path", "paths"),
-    ("--app", "app"),
-];
+/// The row key a request field is written as.
+pub fn key(field: SweepField) -> &'static str {
+    match field {
+        SweepField::Server => "server",
+        SweepField::Paths => "paths",
+        SweepField::Threads => "threads",
+        SweepField::Workers => "workers",
+        SweepField::Connections => "connections",
+        SweepField::Duration => "duration",
+        SweepField::Warmup => "warmup",
+        SweepField::RequestTimeoutMs => "request_timeout_ms",
+        SweepField::App => "app",
+        SweepField::AppDir => "app_dir",
+    }
+}
 
 /// Reads and validates one sweep row. `fixture_dir` is the project's
 /// fixtures/bareapp (the default app).
@@ -186,25 +99,21 @@ pub fn parse(file: &Path, source: &str, fixture_dir: &Path) -> Result<SweepRow, 
             .key(path.join("."))
     };
     crate::spec::row::check_id(file, &raw.id, Some("sweep"), &err)?;
-    let row = SweepRow {
+    let mut request = raw.sweep;
+    let base = file.parent().unwrap_or(Path::new("."));
+    request.app_dir = request.app_dir.map(|d| base.join(d));
+    // The request's own checks, the same the flags get: a row cannot say
+    // what the command line could not.
+    if let Err(e) = request.check(fixture_dir) {
+        return Err(err(&["sweep", key(e.field)], e.detail()));
+    }
+    Ok(SweepRow {
         id: raw.id,
         title: raw.title,
         claim: raw.claim,
         file: file.to_path_buf(),
-        block: raw.sweep,
-    };
-    // The flags' own checks, so a row cannot say what the command line
-    // could not; their messages name the flag, which is turned into the key.
-    let cli = SweepArgs::default_for_row();
-    if let Err(message) = SweepOptions::from_args(&row.args(&cli), fixture_dir) {
-        let (key, rest) = KEYS
-            .iter()
-            .find_map(|(flag, key)| message.strip_prefix(flag).map(|rest| (*key, rest)))
-            .unwrap_or(("paths", message.as_str()));
-        let rest = rest.trim_start_matches([':', ' ']);
-        return Err(err(&["sweep", key], rest.to_string()));
-    }
-    Ok(row)
+        request,
+    })
 }
 
 /// Resolves `wanted`: a row id in `dir` (specs/sweeps) or a path to a row
@@ -263,15 +172,14 @@ mod tests {
     const GOOD: &str = "id: s1\ntitle: t\nclaim: c\nsweep:\n  paths: ['/work?mode=release&kib=64']\n  threads: [1, 2]\n";
 
     #[test]
-    fn a_row_takes_the_flags_defaults() {
+    fn a_row_takes_the_requests_defaults() {
+        use crate::sweep::request::{DEFAULT_CONNECTIONS, DEFAULT_DURATION, DEFAULT_SERVER};
         let row = parse_at("s1", GOOD).unwrap();
-        assert_eq!(row.block.threads, [1, 2]);
-        assert_eq!(row.block.connections, DEFAULT_CONNECTIONS);
-        assert_eq!(row.block.duration, DEFAULT_DURATION);
-        assert_eq!(row.block.server, DEFAULT_SERVER);
-        let args = row.args(&SweepArgs::default_for_row());
-        assert_eq!(args.paths, ["/work?mode=release&kib=64"]);
-        assert_eq!(args.server.as_deref(), Some("granian"));
+        assert_eq!(row.request.threads, [1, 2]);
+        assert_eq!(row.request.connections, DEFAULT_CONNECTIONS);
+        assert_eq!(row.request.duration, DEFAULT_DURATION);
+        assert_eq!(row.request.server, DEFAULT_SERVER);
+        assert_eq!(row.request.paths, ["/work?mode=release&kib=64"]);
     }
 
     #[test]
@@ -318,45 +226,6 @@ mod tests {
             let e = parse_at("s1", &GOOD.replace(from, to)).unwrap_err();
             assert_eq!(e.key.as_deref(), Some(key), "{e}");
         }
-    }
-
-    #[test]
-    fn the_flags_defaults_are_the_rows() {
-        use clap::Parser;
-        let cli = crate::cli::Cli::try_parse_from(["runner", "sweep"]).unwrap();
-        let crate::cli::Command::Sweep(args) = cli.command else {
-            panic!("not a sweep")
-        };
-        assert_eq!(args.threads, DEFAULT_THREADS);
-        assert_eq!(args.connections, DEFAULT_CONNECTIONS);
-        assert_eq!(args.duration, DEFAULT_DURATION);
-        assert_eq!(args.warmup, DEFAULT_WARMUP);
-        assert_eq!(args.request_timeout_ms, default_request_timeout_ms());
-        // A row with route flags beside it is refused: the row stands for them.
-        for extra in [["--threads", "1"], ["--path", "/"], ["--duration", "1s"]] {
-            let e = crate::cli::Cli::try_parse_from(
-                ["runner", "sweep", "blocking-threads"]
-                    .into_iter()
-                    .chain(extra),
-            )
-            .unwrap_err();
-            assert_eq!(
-                e.kind(),
-                clap::error::ErrorKind::ArgumentConflict,
-                "{extra:?}"
-            );
-        }
-        // Its twin: report flags and --server go with a row.
-        assert!(crate::cli::Cli::try_parse_from([
-            "runner",
-            "sweep",
-            "blocking-threads",
-            "--server",
-            "waitress",
-            "--json",
-            "x.json"
-        ])
-        .is_ok());
     }
 
     #[test]

@@ -23,7 +23,9 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::measure::{ModeRun, PairRatioRun};
+use super::rulebook::{self, Medians, Rules, Ruling};
 use super::PairRatioPlan;
+use crate::kernel::pairs::{self, Counted, PairsReading};
 use crate::spec::{Bound, Trials};
 use crate::stats::{ratio_of_minima, Spread};
 use crate::verdict::{margin, Judged, Verdict, Warning};
@@ -49,29 +51,17 @@ pub struct ModeFigures {
     pub witness: Option<ModeWitness>,
 }
 
-/// The scheduler witness of one mode.
+/// The scheduler witness of one mode: its pairs reduced once
+/// (`kernel/pairs.rs`), and what the rulebook made of them.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ModeWitness {
-    /// Runnable parallelism of the serving threads per pair: the figure
-    /// the witness judges by (median over the pairs).
-    pub parallelism: Spread,
-    /// The same with the blocked time that run-queue waits of other tasks
-    /// of the same process could explain (a lock holder waiting for a core)
-    /// counted as runnable: the most noise could have hidden. A fail by the
-    /// witness stands on this figure.
-    pub unconvoyed: Spread,
-    /// The same over every task of the server's process group.
-    pub group_parallelism: Option<Spread>,
-    /// The serving threads' blocked share of each pair (neither running
-    /// nor waiting for a core: waiting for the GIL or a lock).
-    pub blocked: Spread,
-    /// Serving threads' run-queue share of each pair (waiting for a core).
-    pub run_queue: Spread,
-    pub pairs: usize,
+    #[serde(flatten)]
+    pub reading: PairsReading,
     /// The row's bound on `parallelism.median`, if it sets one.
     pub bound: Option<Bound>,
-    /// Whether the bound holds on both figures (Some(true)), fails on both
-    /// (Some(false)), or noise could explain the difference (None).
+    /// The rulebook's call on this mode: for the mode under test, whether
+    /// the pair ran at once (None: it cannot tell); for the control,
+    /// whether it separates.
     pub holds: Option<bool>,
 }
 
@@ -112,6 +102,9 @@ pub struct PairRatioFigures {
     pub witness: WitnessRole,
     /// Why there is no witness, where there is none.
     pub witness_note: Option<String>,
+    /// The rulebook's ruling on the witness (`rulebook.rs`), where the row
+    /// sets its bounds and both modes were witnessed.
+    pub ruling: Option<Ruling>,
 }
 
 fn mode_figures(run: &ModeRun, bound: Bound) -> Option<ModeFigures> {
@@ -139,65 +132,12 @@ fn mode_figures(run: &ModeRun, bound: Bound) -> Option<ModeFigures> {
 
 /// The witness over every witnessed pair of `run` (every serving thread
 /// read; one thread that served both requests reads about 1, as it must);
-/// None with no such pair.
-fn mode_witness(
-    run: &ModeRun,
-    bound: Option<Bound>,
-    serialised_at_most: Option<f64>,
-) -> Option<ModeWitness> {
-    let pairs: Vec<_> = run
-        .witness
-        .iter()
-        .flatten()
-        .filter(|w| !w.threads.is_empty() && w.unseen.is_empty())
-        .collect();
-    let serving: Vec<f64> = pairs
-        .iter()
-        .filter_map(|w| w.serving_parallelism())
-        .collect();
-    let group: Vec<f64> = pairs.iter().filter_map(|w| w.parallelism).collect();
-    let blocked: Vec<f64> = pairs.iter().filter_map(|w| w.blocked_fraction()).collect();
-    let run_queue: Vec<f64> = pairs
-        .iter()
-        .filter(|w| w.wall_ns > 0)
-        .map(|w| {
-            let rq: u64 = w.threads.iter().map(|t| t.run_queue_ns).sum();
-            rq as f64 / (w.threads.len() as f64 * w.wall_ns as f64)
-        })
-        .collect();
-    let unconvoyed: Vec<f64> = pairs
-        .iter()
-        .filter_map(|w| w.serving_parallelism_unconvoyed())
-        .collect();
-    let parallelism = Spread::of(&serving)?;
-    let unconvoyed = Spread::of(&unconvoyed)?;
-    // The claim holds when both figures meet the bound; it fails only when
-    // even the unconvoyed figure reads serialised. In between, noise (idle
-    // tails, lock holders waiting for a core) could explain the reading, and
-    // the witness says nothing.
-    let holds = bound.and_then(|b| {
-        if let Bound::AtMost(_) = b {
-            // A control's "serialised" bound: noise only ever makes the
-            // plain figure read more parallel, so it alone decides.
-            return Some(b.holds(parallelism.median));
-        }
-        if b.holds(parallelism.median) && b.holds(unconvoyed.median) {
-            Some(true)
-        } else if serialised_at_most.is_some_and(|s| unconvoyed.median <= s) {
-            Some(false)
-        } else {
-            None
-        }
-    });
+/// None with no such pair. `holds` is the rulebook's, set by [`assess`].
+fn mode_witness(run: &ModeRun, bound: Option<Bound>) -> Option<ModeWitness> {
     Some(ModeWitness {
-        holds,
-        unconvoyed,
-        parallelism,
-        group_parallelism: Spread::of(&group),
-        blocked: Spread::of(&blocked)?,
-        run_queue: Spread::of(&run_queue)?,
-        pairs: pairs.len(),
+        reading: pairs::reduce(&run.witness, Counted::EveryServed)?,
         bound,
+        holds: None,
     })
 }
 
@@ -214,18 +154,10 @@ pub struct Margins {
     pub witness_control: Option<f64>,
 }
 
-/// What the witness alone says: its control separates and the claim holds
-/// (Some(true)) or misses (Some(false)); None when it cannot say.
+/// What the witness alone says: the pair ran at once (Some(true)) or not
+/// (Some(false)); None when it cannot say.
 fn witness_call(f: &PairRatioFigures) -> Option<bool> {
-    let u = f.under_test.witness.as_ref()?;
-    let c = f.control.witness.as_ref()?;
-    // The control must separate on the plain figure (where noise could only
-    // make it look more parallel, never less).
-    let control_separates = c.bound.is_some_and(|b| b.holds(c.parallelism.median));
-    match (control_separates, u.holds?) {
-        (true, claim) => Some(claim),
-        (false, _) => None,
-    }
+    f.ruling?.at_once()
 }
 
 fn describe_witness(f: &PairRatioFigures) -> String {
@@ -233,8 +165,8 @@ fn describe_witness(f: &PairRatioFigures) -> String {
         Some(w) => format!(
             "{} P {:.2} (unconvoyed {:.2}){}",
             m.name,
-            w.parallelism.median,
-            w.unconvoyed.median,
+            w.reading.parallelism.median,
+            w.reading.unconvoyed.median,
             w.bound
                 .map_or(String::new(), |b| format!(" ({})", p_bound(b)))
         ),
@@ -279,7 +211,7 @@ fn unsettled(
         let w = mf.witness.as_ref()?;
         near(
             &format!("{}'s witness P", mf.name),
-            w.parallelism.median,
+            w.reading.parallelism.median,
             p_bound(w.bound?),
             room?,
         )
@@ -343,7 +275,7 @@ pub fn judge(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Judged
         match (&f.under_test.witness, &f.control.witness) {
             (Some(u), Some(c)) => format!(
                 "{wall} P {:.2}/{:.2}",
-                u.parallelism.median, c.parallelism.median
+                u.reading.parallelism.median, c.reading.parallelism.median
             ),
             _ => wall,
         }
@@ -419,12 +351,28 @@ fn assess(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Judged<Pa
     ) else {
         return cannot("no trial completed".into(), None, warnings);
     };
-    u.witness = mode_witness(
-        &run.under_test,
-        plan.under_test.witness_bound,
-        plan.serialised_at_most,
-    );
-    c.witness = mode_witness(&run.control, plan.control.witness_bound, None);
+    u.witness = mode_witness(&run.under_test, plan.under_test.witness_bound);
+    c.witness = mode_witness(&run.control, plan.control.witness_bound);
+    let rules = Rules::of_plan(plan);
+    let ruled = match (rules, &u.witness, &c.witness) {
+        (Some(rules), Some(uw), Some(cw)) => {
+            let (view, control) = (Medians::of(&uw.reading), Medians::of(&cw.reading));
+            Some((
+                rulebook::rule(&view, &control, &rules),
+                rules.control_separates(&control),
+            ))
+        }
+        _ => None,
+    };
+    if let Some((ruling, separates)) = ruled {
+        if let Some(w) = u.witness.as_mut() {
+            w.holds = ruling.at_once();
+        }
+        if let Some(w) = c.witness.as_mut() {
+            w.holds = Some(separates);
+        }
+    }
+    let ruling = ruled.map(|(r, _)| r);
     if run.peer_port_byte_swapped {
         warnings.push(Warning::SwappedPeerPort);
     }
@@ -439,7 +387,7 @@ fn assess(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Judged<Pa
     };
     let witness_margin = |m: &ModeFigures| {
         let w = m.witness.as_ref()?;
-        Some(margin(w.parallelism.median, w.bound?))
+        Some(margin(w.reading.parallelism.median, w.bound?))
     };
     let margins = Margins {
         under_test: margin(u.ratio, u.bound),
@@ -450,8 +398,10 @@ fn assess(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Judged<Pa
         witness_control: witness_margin(&c),
     };
     let witness_note = run.witness_unavailable.clone().or_else(|| {
-        (plan.under_test.witness_bound.is_none() || plan.control.witness_bound.is_none()).then(|| {
-            "the row sets no parallelism bounds for its modes, so the scheduler witness is shown but not judged".to_string()
+        rules.is_none().then(|| {
+            "the row sets no parallelism bounds for its modes (parallelism_at_least on the mode under test, \
+             parallelism_at_most on the control), so the scheduler witness is shown but not judged"
+                .to_string()
         })
     });
     let mut figures = PairRatioFigures {
@@ -467,6 +417,7 @@ fn assess(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Judged<Pa
         control: c,
         witness: WitnessRole::Unavailable,
         witness_note,
+        ruling,
     };
     let call = witness_call(&figures);
     let witness_said = describe_witness(&figures);
@@ -523,9 +474,9 @@ fn assess(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Judged<Pa
         let confidence = format!(
             "{n} trials, {} witnessed pairs of {} and {} of {}; the witness counts waiting for a core as runnable, \
              so it needs no free core; wall figures (not used): {summary}",
-            figures.under_test.witness.as_ref().map_or(0, |w| w.pairs),
+            figures.under_test.witness.as_ref().map_or(0, |w| w.reading.pairs),
             figures.under_test.name,
-            figures.control.witness.as_ref().map_or(0, |w| w.pairs),
+            figures.control.witness.as_ref().map_or(0, |w| w.reading.pairs),
             figures.control.name,
         );
         return Judged {

@@ -9,6 +9,7 @@
 pub mod judge;
 pub mod measure;
 pub mod render;
+pub mod rulebook;
 
 use std::collections::BTreeMap;
 

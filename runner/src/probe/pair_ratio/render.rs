@@ -55,8 +55,9 @@ pub fn table(f: &PairRatioFigures, s: &mut String) {
 }
 
 fn witness_line(m: &ModeFigures) -> Option<String> {
-    let w = m.witness.as_ref()?;
-    let verdict = match w.holds {
+    let wit = m.witness.as_ref()?;
+    let w = &wit.reading;
+    let verdict = match wit.holds {
         Some(true) => "ok",
         Some(false) => "no",
         None => "-",
@@ -72,7 +73,7 @@ fn witness_line(m: &ModeFigures) -> Option<String> {
             "[{:.2}-{:.2}] n={}",
             w.parallelism.min, w.parallelism.max, w.pairs
         ),
-        w.bound.map_or("-".to_string(), p_bound),
+        wit.bound.map_or("-".to_string(), p_bound),
         verdict
     ))
 }

@@ -10,8 +10,17 @@ pub mod svg;
 
 use std::path::{Path, PathBuf};
 
-use super::options::Reports;
 use super::SweepResult;
+
+/// Where each report goes.
+#[derive(Debug, Clone, Default)]
+pub struct Reports {
+    pub json: Option<PathBuf>,
+    pub csv: Option<PathBuf>,
+    pub markdown: Option<PathBuf>,
+    /// `--svg`, else next to `--markdown` (same name, `.svg`).
+    pub svg: Option<PathBuf>,
+}
 
 /// Writes `text` to `path`, creating its folder.
 fn write(flag: &str, path: &Path, text: &str) -> Result<(), String> {

@@ -4,15 +4,16 @@
 //! that stdout is the matrix alone.
 
 use std::cell::RefCell;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use runner::cli::MatrixArgs;
+use clap::Args;
+
 use runner::event::Event;
 use runner::exit::Outcome;
+use runner::gate::request::RunPlan;
 use runner::gate::session::{Job, Progress};
 use runner::host::project::Project;
-use runner::options::RunOptions;
 use runner::report::json::Interrupted;
 use runner::report::matrix::{Matrix, RowHead};
 use runner::report::terminal::Terminal;
@@ -20,15 +21,44 @@ use runner::server::status;
 use runner::{host::signals, spec};
 
 use super::servers::all_profiles;
+
+#[derive(Debug, Args)]
+pub struct MatrixArgs {
+    /// Row ids (E19), paths to row files, or `all` (the default).
+    #[arg(value_name = "ROW")]
+    pub rows: Vec<String>,
+
+    /// Servers, comma-separated: names from specs/servers/ or paths to
+    /// profile files; every profile in specs/servers/ by default.
+    #[arg(
+        long,
+        alias = "server",
+        value_delimiter = ',',
+        value_name = "NAME|PATH,..."
+    )]
+    pub servers: Vec<String>,
+
+    /// Also write the matrix as Markdown to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+
+    /// Also write the matrix and every gate's result as JSON to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+use super::args::RunArgs;
 use super::{unusable, Finish};
 
 /// Validated `matrix` options.
 struct MatrixOptions {
-    run: RunOptions,
+    run: RunPlan,
 }
 
 fn options(args: &MatrixArgs) -> Result<MatrixOptions, String> {
-    let run = RunOptions::from_args(&args.run)?;
+    let run = args.run.plan()?;
     if args.servers.iter().any(|s| s.trim().is_empty()) {
         return Err("--servers: an empty name; give names or paths separated by commas".into());
     }

@@ -12,17 +12,72 @@
 use std::path::Path;
 use std::time::Duration;
 
+use clap::Args;
 use serde::Serialize;
 
-use runner::cli::GilProbeArgs;
 use runner::exit::Outcome;
 use runner::gil::{self, Expect, GilBlock, GilFigures, GilJudgement, GilRun, InstrumentChoice};
+use runner::host::limits::Limits;
 use runner::host::machine_lock::MachineLock;
 use runner::host::project::Project;
 use runner::host::{pyenv, signals};
 use runner::verdict::Verdict;
 
 use super::{unusable, Finish};
+
+#[derive(Debug, Args)]
+pub struct GilProbeArgs {
+    /// The call under test (time:sleep, package.module:Class.method); or
+    /// give --setup instead.
+    #[arg(value_name = "MODULE:FUNCTION")]
+    pub call: Option<String>,
+
+    /// An argument as a Python literal, repeatable: --arg 0.005 --arg "'text'".
+    /// With --setup, the setup's arguments.
+    #[arg(long = "arg", value_name = "LITERAL", allow_hyphen_values = true)]
+    pub args: Vec<String>,
+
+    /// A function run once per worker thread that returns (callable, args),
+    /// so a per-thread handle can be opened there (zimsearch:setup).
+    #[arg(long, value_name = "MODULE:FUNCTION")]
+    pub setup: Option<String>,
+
+    /// Make it a gate: exit 1 when the call does the other thing.
+    #[arg(long, value_name = "releases|holds")]
+    pub expect: Option<String>,
+
+    /// Rounds per arm (the call and each control), interleaved.
+    #[arg(long, value_name = "N")]
+    pub rounds: Option<u32>,
+
+    /// Length of one round of one arm.
+    #[arg(long, value_name = "MS")]
+    pub round_ms: Option<u32>,
+
+    /// Also measure calls/s on N threads and on N processes, for each N.
+    #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
+    pub scale: Vec<u32>,
+
+    /// The stage table: probe the setup once per stage, the stage's name
+    /// given as its first argument (--setup minilmstages:stage --stage
+    /// tokenize,to_numpy,forward,tolist,dumps), then each stage's ms,
+    /// share, releases or holds, the held share and the ceilings.
+    #[arg(long, value_delimiter = ',', value_name = "NAME,NAME,...")]
+    pub stage: Vec<String>,
+
+    /// auto (schedstat where the kernel has it), schedstat, or iterations
+    /// (the lost-iteration fallback).
+    #[arg(long, default_value = "auto", value_name = "auto|schedstat|iterations")]
+    pub instrument: String,
+
+    /// Print the verdict, figures and raw run as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+
+    /// How long to wait for a gate running on this machine (they take turns).
+    #[arg(long, default_value_t = Limits::DEFAULT_MACHINE_WAIT_MS, value_name = "MS")]
+    pub machine_wait_ms: u64,
+}
 
 /// The `--json` document.
 #[derive(Serialize)]
@@ -211,7 +266,7 @@ mod stages {
     use std::path::Path;
     use std::time::Duration;
 
-    use runner::cli::GilProbeArgs;
+    use super::GilProbeArgs;
     use runner::exit::Outcome;
     use runner::gil::stages::{self, StageInput};
     use runner::gil::{self, GilJudgement};

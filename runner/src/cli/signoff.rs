@@ -9,13 +9,13 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
 
-use runner::cli::SignoffArgs;
+use clap::Args;
+
 use runner::event::Event;
 use runner::exit::Outcome;
 use runner::gate::result::GateResult;
 use runner::gate::session::{Job, Progress};
 use runner::host::project::Project;
-use runner::options::RunOptions;
 use runner::report::export::json::JsonExporter;
 use runner::report::export::junit::JunitExporter;
 use runner::report::export::markdown::MarkdownExporter;
@@ -25,11 +25,31 @@ use runner::report::terminal::Terminal;
 use runner::spec;
 use runner::spec::Trials;
 
+use super::args::RunArgs;
 use super::{unusable, Finish};
+
+#[derive(Debug, Args)]
+pub struct SignoffArgs {
+    /// Server profile: a name from specs/servers/ or a path to a profile file.
+    #[arg(long, value_name = "NAME|PATH")]
+    pub server: String,
+
+    /// The bundle's folder (created; must not exist or be empty).
+    /// Default: .gates/signoff/SERVER-TIMESTAMP.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Rows: ids, paths, or `all` (the default).
+    #[arg(value_name = "ROW")]
+    pub rows: Vec<String>,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+}
 
 pub async fn run(project: &Project, python: Option<&Path>, args: &SignoffArgs) -> Finish {
     let (started, clock) = (SystemTime::now(), Instant::now());
-    let run = match RunOptions::from_args(&args.run) {
+    let run = match args.run.plan() {
         Ok(r) => r,
         Err(e) => return unusable(&e),
     };

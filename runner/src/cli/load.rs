@@ -9,13 +9,55 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use runner::cli::LoadArgs;
+use clap::Args;
+
+use runner::host::limits::Limits;
+use runner::load::window::load_window;
 use runner::load::{self, route::Route, LoadPlan};
-use runner::sweep::options::load_window;
+use runner::sweep::request::{SweepField, DEFAULT_CONNECTIONS, DEFAULT_DURATION, DEFAULT_PATH};
 use runner::sweep::table::{check_text, num};
 use runner::verdict::Verdict;
 
+use super::args::sweep_flag;
 use super::{unusable, Finish};
+
+#[derive(Debug, Args)]
+pub struct LoadArgs {
+    /// The server: a loopback address and port (127.0.0.1:8000).
+    #[arg(long, value_name = "IP:PORT")]
+    pub addr: String,
+
+    /// The route to load. `/work` is taken to be the fixture's (a fresh seed
+    /// per request, every digest checked) unless --no-digest.
+    #[arg(
+        long,
+        default_value = DEFAULT_PATH,
+        value_name = "PATH"
+    )]
+    pub path: String,
+
+    /// Check status and body length only, for a `/work` that is not the
+    /// fixture's.
+    #[arg(long)]
+    pub no_digest: bool,
+
+    #[arg(long, default_value_t = DEFAULT_CONNECTIONS, value_name = "N")]
+    pub connections: u32,
+
+    #[arg(long, default_value = DEFAULT_DURATION, value_name = "TIME")]
+    pub duration: String,
+
+    #[arg(long, default_value = "0s", value_name = "TIME")]
+    pub warmup: String,
+
+    /// Bound on any one request (and on opening a connection).
+    #[arg(long, default_value_t = Limits::DEFAULT_REQUEST_MS, value_name = "MS")]
+    pub request_timeout_ms: u64,
+
+    /// Print the result as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
 
 struct LoadOptions {
     plan: LoadPlan,
@@ -31,13 +73,17 @@ fn options(args: &LoadArgs) -> Result<LoadOptions, String> {
             "--addr {addr}: only loopback addresses (127.0.0.0/8, ::1) are ever loaded"
         ));
     }
-    let route = Route::parse(&args.path, !args.no_digest)?;
+    let route = Route::parse(&args.path, !args.no_digest).map_err(|e| e.named("--path"))?;
     let (duration, warmup) = load_window(
         args.connections,
         &args.duration,
         &args.warmup,
         args.request_timeout_ms,
-    )?;
+    )
+    .map_err(|e| {
+        let e = e.map(SweepField::from);
+        e.named(sweep_flag(e.field))
+    })?;
     Ok(LoadOptions {
         plan: LoadPlan {
             addr,

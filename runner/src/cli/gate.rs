@@ -2,40 +2,81 @@
 //! line per gate (or one JSON document), and a summary.
 
 use std::cell::RefCell;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
 use std::time::{Instant, SystemTime};
 
-use runner::cli::GateArgs;
 use runner::event::Event;
 use runner::exit::Outcome;
 use runner::gate::session::{Job, Progress};
 use runner::host::project::Project;
-use runner::options::GateOptions;
 use runner::report::export::{github, ExportInput, ExportManager, Format};
 use runner::report::json::{self};
 use runner::report::terminal::Terminal;
 use runner::spec;
 
+use super::args::{report_path, RunArgs};
 use super::{unusable, Finish};
+
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// Row ids (E19), paths to row files, or `all`.
+    #[arg(required = true, value_name = "ROW")]
+    pub rows: Vec<String>,
+
+    /// Server profile: a name from specs/servers/ or a path to a profile file.
+    #[arg(long, default_value = "granian", value_name = "NAME|PATH")]
+    pub server: String,
+
+    /// Print the result as JSON on stdout (progress still goes to stderr).
+    #[arg(long)]
+    pub json: bool,
+
+    /// Also write the JSON report (the `--json` document) to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub json_file: Option<PathBuf>,
+
+    /// Also write JUnit XML to PATH: a testcase per row and server.
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
+
+    /// Also write the summary table as Markdown to PATH (and append it to
+    /// $GITHUB_STEP_SUMMARY when that is set).
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+}
 
 pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> Finish {
     let (started, clock) = (SystemTime::now(), Instant::now());
-    let opts = match GateOptions::from_args(args) {
-        Ok(o) => o,
+    let run = match args.run.plan() {
+        Ok(r) => r,
         Err(e) => return unusable(&e),
     };
-    let rows = match runner::spec::row::resolve_rows(&project.specs_dir(), &opts.rows) {
+    for (flag, path) in [
+        ("--json-file", &args.json_file),
+        ("--junit", &args.junit),
+        ("--markdown", &args.markdown),
+    ] {
+        if let Err(e) = report_path(flag, path.as_deref()) {
+            return unusable(&e);
+        }
+    }
+    let rows = match runner::spec::row::resolve_rows(&project.specs_dir(), &args.rows) {
         Ok(r) => r,
         Err(e) => return unusable(&e.to_string()),
     };
-    let profile = match spec::resolve_profile(&project.servers_dir(), &opts.server) {
+    let profile = match spec::resolve_profile(&project.servers_dir(), &args.server) {
         Ok(p) => p,
         Err(e) => return unusable(&e.to_string()),
     };
     let jobs: Vec<Job> = rows
         .into_iter()
         .map(|mut row| {
-            opts.run.apply(&mut row);
+            run.apply(&mut row);
             Job {
                 row,
                 profile: profile.clone(),
@@ -47,14 +88,14 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
     let terminal = RefCell::new(Terminal::new(std::io::stdout()));
     let mut emit = |e: Event<'_>| {
         // With --json, stdout carries only the JSON document.
-        if !(opts.json && matches!(e, Event::GateFinished(_))) {
+        if !(args.json && matches!(e, Event::GateFinished(_))) {
             terminal.borrow_mut().event(&e);
         }
     };
     let interrupted = match super::run_jobs_interruptible(
         project,
         python,
-        opts.run.limits,
+        run.limits,
         &jobs,
         &progress,
         &mut emit,
@@ -75,7 +116,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
             note.during.as_deref().unwrap_or("set-up")
         );
     }
-    if opts.json {
+    if args.json {
         println!("{}", json::render(&progress.results, note.clone()));
     } else {
         terminal.borrow_mut().summary(&progress.results);
@@ -85,7 +126,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
         // With --json, stdout carries only the JSON document; GitHub reads
         // workflow commands from stderr too.
         for line in github::annotations(&project.root, &progress.results) {
-            if opts.json {
+            if args.json {
                 eprintln!("{line}");
             } else {
                 println!("{line}");
@@ -93,9 +134,9 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
         }
     }
     let mut exports = ExportManager::new();
-    exports.add(Format::Json, opts.json_file.as_deref());
-    exports.add(Format::Junit, opts.junit.as_deref());
-    exports.add(Format::Markdown, opts.markdown.as_deref());
+    exports.add(Format::Json, args.json_file.as_deref());
+    exports.add(Format::Junit, args.junit.as_deref());
+    exports.add(Format::Markdown, args.markdown.as_deref());
     exports.with_step_summary(github::step_summary());
     let input = ExportInput {
         results: &progress.results,

@@ -14,24 +14,73 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
+use clap::{Args, ValueEnum};
 use serde::Serialize;
 use serde_json::Value;
 
-use runner::cli::{Expect, StressArgs};
 use runner::event::Event;
 use runner::exit::Outcome;
+use runner::gate::request::RunPlan;
 use runner::gate::result::GateResult;
 use runner::gate::session::{run_jobs, Job, Progress};
 use runner::gate::GateContext;
 use runner::host::project::Project;
 use runner::kernel::noise::{Load, Noise};
-use runner::options::RunOptions;
 use runner::report::terminal::Terminal;
 use runner::stats::Spread;
 use runner::verdict::Verdict;
 use runner::{host::pyenv, host::signals, spec};
 
+use super::args::RunArgs;
 use super::{unusable, Finish};
+
+#[derive(Debug, Args)]
+pub struct StressArgs {
+    /// The row: an id (E19) or a path to a row file.
+    #[arg(value_name = "ROW")]
+    pub row: String,
+
+    /// How many times to run the gate.
+    #[arg(long, value_name = "N")]
+    pub runs: u32,
+
+    /// Server profile: a name from specs/servers/ or a path to a profile file.
+    #[arg(long, default_value = "granian", value_name = "NAME|PATH")]
+    pub server: String,
+
+    /// Background CPU load the runner starts for each gate and kills after
+    /// it.
+    #[arg(long, default_value = "none", value_parser = noise_value())]
+    pub noise: Noise,
+
+    /// The verdict this row should get here; runs reaching the opposite one
+    /// are counted wrong (cannot judge never is) and make the exit code 1.
+    #[arg(long, value_enum)]
+    pub expect: Option<Expect>,
+
+    /// Print the summary and every run as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// `--noise`: the engine's value list, offered and checked by clap.
+fn noise_value() -> impl clap::builder::TypedValueParser<Value = Noise> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(Noise::ALL.map(Noise::name))
+        .try_map(|s| s.parse::<Noise>())
+}
+
+/// The verdicts `runner stress --expect` takes: the two that claim something.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Expect {
+    /// The claim holds here.
+    Pass,
+    /// The claim does not hold here.
+    Fail,
+}
 
 /// The pause between runs: ten times the machine lock's retry interval.
 const TURN_GAP: Duration = Duration::from_millis(200);
@@ -44,7 +93,7 @@ struct StressOptions {
     noise: Noise,
     expect: Option<Verdict>,
     runs: u32,
-    run: RunOptions,
+    run: RunPlan,
 }
 
 fn options(args: &StressArgs) -> Result<StressOptions, String> {
@@ -58,7 +107,7 @@ fn options(args: &StressArgs) -> Result<StressOptions, String> {
             args.runs
         ));
     }
-    let run = RunOptions::from_args(&args.run)?;
+    let run = args.run.plan()?;
     Ok(StressOptions {
         noise: args.noise,
         expect,
@@ -393,7 +442,7 @@ mod tests {
             noise: Noise::None,
             expect: None,
             json: false,
-            run: runner::cli::RunArgs {
+            run: RunArgs {
                 trials: None,
                 request_timeout_ms: 30_000,
                 machine_wait_ms: 1000,

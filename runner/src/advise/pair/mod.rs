@@ -1,0 +1,311 @@
+//! Question 1 without `--call`: an E19-style pair on the view, measured by
+//! the pair-ratio probe's own engine (`probe::pair_ratio::measure`): one
+//! server with two handler threads, one request alone then two at once on
+//! two kept-alive connections, interleaved trials, every `/work` digest
+//! checked, and every pair bracketed by the scheduler witness.
+//!
+//! The engine's control mode is the fixture's holding work
+//! (`/work?mode=hold`, on the same server when the app is the fixture, else
+//! on a fixture server of its own), interleaved with the view trial by
+//! trial: it proves, in the same minutes, that the witness can still tell
+//! turns from parallel on this machine (under heavy load a holding view's
+//! waiter queues for a core at each of its 5 ms wake-ups, and its P
+//! creeps up). The reading is the witness's, never the clock's, and a gap
+//! against that control: the runnable parallelism P of the server's
+//! whole process group over each pair (on-CPU plus run-queue time, over
+//! wall) reads about 2 when the two requests computed at once (more when
+//! the library runs threads of its own), about 1 when they took turns
+//! behind the GIL (waiting for a lock is sleep), and near 0 when both
+//! threads slept in a syscall. Waiting for a core counts as runnable, so a
+//! busy machine cannot turn one reading into another. The wall ratio is
+//! reported beside it, not judged: a library that already fills the cores
+//! reads 2.0x by the clock and still releases the GIL.
+//!
+//! - `mod.rs` (here): the pair's plan (E19's row, with advise's changes
+//!   named) and the run.
+//! - `reduce.rs`: the run reduced to figures (`kernel/pairs.rs`, once).
+//! - the rules: `probe/pair_ratio/rulebook.rs`, E19's, with [`rules`].
+//! - `words.rs`: the answer's words.
+
+use std::path::Path;
+
+use super::{GilAnswer, Work};
+use crate::host::limits::Limits;
+use crate::host::machine_lock::MachineLock;
+use crate::kernel::control::CapacityControl;
+use crate::probe::pair_ratio::measure::{self, is_work_route, PairRatioRun};
+use crate::probe::pair_ratio::rulebook::{Rules, Ruling, NEVER_TURNS_AT};
+use crate::probe::pair_ratio::PairRatioPlan;
+use crate::server::pool::{PoolSpec, ServerPool};
+use crate::spec::{Bound, Profile, Trials};
+
+mod reduce;
+mod words;
+
+pub use reduce::{read, PairFigures};
+
+/// Handler threads of the pair's server: two, never four (E19's `threads`).
+pub const THREADS: u32 = 2;
+/// P at least this, and [`GAP_AT_LEAST`] over the holding control: the two
+/// requests computed at once for most of the pair. Below E19's 1.7: the
+/// fixture's releasing view takes the GIL back after every 64 KiB buffer,
+/// and on this VM (where waking an idle vCPU takes tens of microseconds)
+/// convoys at those acquires read P 1.6-1.75 in one quiet run of three at
+/// 24 MiB; a gate has its wall gap to settle those, advise only the
+/// witness, so it asks for the gap over the control instead. Never under
+/// the rulebook's floor ([`NEVER_TURNS_AT`]), so it cannot disagree with
+/// E19.
+pub const RELEASES_AT_LEAST: f64 = NEVER_TURNS_AT;
+/// A releasing view stands at least this far over the control.
+pub const GAP_AT_LEAST: f64 = 0.5;
+/// A holding view stands at most this far over the control on every
+/// figure. Not E19's absolute `serialised_at_most`: a user's view may sleep
+/// (I/O) as well as wait for the GIL, and sleep reads like turns; against
+/// the control the convoys of this machine, now, are read off.
+pub const HOLDS_WITHIN: f64 = 0.25;
+/// The group's P under this: the threads were asleep, not computing.
+pub const WAITS_BELOW: f64 = 0.5;
+/// The control's route (the fixture's holding work).
+pub const CONTROL_PATH: &str = "/work?mode=hold";
+/// KiB of work a pair of the fixture's `/work` times at least, and the
+/// holding control's work: E19's 24 MiB, about 18 ms here. At 8 MiB (about
+/// 5 ms, the length of one GIL switch interval and of a scheduler slice) a
+/// releasing pair read P 1.3-1.6 in one quiet run of five, each thread
+/// waiting at its next GIL acquire whenever the other was preempted while
+/// holding it; whether the work releases does not change with its length.
+const PAIR_KIB: u32 = 24576;
+
+/// E19's row: the pair's bounds, trials and server come from it.
+const E19: &str = include_str!("../../../../specs/E19.yaml");
+
+/// E19's plan and trials, as the row says.
+fn e19() -> (PairRatioPlan, Trials, Option<u32>) {
+    let row = crate::spec::row::parse_row(Path::new("specs/E19.yaml"), E19)
+        .expect("specs/E19.yaml is checked by the tests");
+    match row.plan {
+        crate::probe::Plan::PairRatio(plan) => (plan, row.trials, row.server.threads),
+        _ => unreachable!("E19 is a pair-ratio row"),
+    }
+}
+
+/// Advise's rules: E19's control bound, with the bands above where advise
+/// reads differently (see each constant for why).
+pub fn rules() -> Rules {
+    let (plan, _, _) = e19();
+    let control_at_most = match plan.control.witness_bound {
+        Some(Bound::AtMost(v)) => v,
+        _ => unreachable!("E19's control sets parallelism_at_most"),
+    };
+    Rules {
+        at_once_at_least: RELEASES_AT_LEAST,
+        gap_at_least: GAP_AT_LEAST,
+        control_at_most,
+        turns_at_most: None,
+        turns_within_control: Some(HOLDS_WITHIN),
+        // A user's view may compute on a library's own threads.
+        library_threads: true,
+        asleep_below: Some(WAITS_BELOW),
+    }
+}
+
+/// What a ruling answers.
+pub fn work(ruling: Ruling) -> Option<Work> {
+    match ruling {
+        Ruling::Asleep => Some(Work::Waits),
+        Ruling::TookTurns | Ruling::TookTurnsLikeControl => Some(Work::Holds),
+        r if r.at_once() == Some(true) => Some(Work::Releases),
+        _ => None,
+    }
+}
+
+/// Where and what to pair.
+pub struct PairSpec<'a> {
+    pub profile: &'a Profile,
+    pub python: &'a Path,
+    pub app: &'a str,
+    pub app_dir: &'a Path,
+    /// Whether the app is the fixture (the control then shares its server).
+    pub fixture: bool,
+    /// fixtures/bareapp, for the capacity control and the holding control.
+    pub fixture_dir: &'a Path,
+    pub logs_dir: &'a Path,
+    pub lock_path: &'a Path,
+    pub limits: Limits,
+    /// The view, as given (`/work?mode=release&kib=8192`, `/slow?ms=50`).
+    pub path: &'a str,
+}
+
+/// `/work?mode=release&kib=8192` as the engine takes it: the path without
+/// `kib`, and the KiB (the engine adds `kib` and a fresh seed itself).
+pub fn split_kib(path: &str) -> (String, Option<u32>) {
+    let Some((route, query)) = path.split_once('?') else {
+        return (path.to_string(), None);
+    };
+    let mut kib = None;
+    let rest: Vec<&str> = query
+        .split('&')
+        .filter(|kv| match kv.strip_prefix("kib=") {
+            Some(v) => {
+                kib = v.parse().ok();
+                false
+            }
+            None => true,
+        })
+        .collect();
+    if rest.is_empty() {
+        (route.to_string(), kib)
+    } else {
+        (format!("{route}?{}", rest.join("&")), kib)
+    }
+}
+
+/// KiB of `/work` each request of the pair hashes: the view's own when it
+/// asks for more, else [`PAIR_KIB`] (also the holding control's work).
+pub fn pair_kib(path: &str) -> u32 {
+    match split_kib(path) {
+        (route, kib) if is_work_route(&route) => kib.unwrap_or(PAIR_KIB).max(PAIR_KIB),
+        _ => PAIR_KIB,
+    }
+}
+
+/// Measures and reads question 1 for the view.
+pub async fn measure(spec: &PairSpec<'_>) -> GilAnswer {
+    let (route, _) = split_kib(spec.path);
+    let source = if is_work_route(&route) {
+        format!(
+            "pair on {route} ({THREADS} threads, {} KiB a request)",
+            pair_kib(spec.path)
+        )
+    } else {
+        format!("pair on {} ({THREADS} threads)", spec.path)
+    };
+    let answer = |work: Option<Work>, headline: String, reason: String, pair| GilAnswer {
+        work,
+        source: source.clone(),
+        headline,
+        reason,
+        pair,
+        call: None,
+    };
+    let lock = match MachineLock::acquire(spec.lock_path, spec.limits.machine_wait).await {
+        Ok(Some(lock)) => lock,
+        Ok(None) => {
+            return answer(
+                None,
+                String::new(),
+                format!(
+                "another gate or sweep held {} for {} s; wait for it, or raise --machine-wait-ms",
+                spec.lock_path.display(),
+                spec.limits.machine_wait.as_secs()
+            ),
+                None,
+            )
+        }
+        Err(e) => {
+            return answer(
+                None,
+                String::new(),
+                format!("cannot lock {}: {e}", spec.lock_path.display()),
+                None,
+            )
+        }
+    };
+    let run = run_pair(spec).await;
+    drop(lock);
+    let run = match run {
+        Ok(run) => run,
+        Err(reason) => return answer(None, String::new(), reason, None),
+    };
+    let r = read(spec.path, !spec.fixture, &run);
+    answer(r.work, r.headline, r.reason, r.figures)
+}
+
+async fn run_pair(spec: &PairSpec<'_>) -> Result<PairRatioRun, String> {
+    let (path, _) = split_kib(spec.path);
+    // E19's pair, on the view: its bounds (the wall ones reported, not
+    // judged), server and trials. What advise changes: the mode under test
+    // is the view and the work its own; a user's app names no serving
+    // thread, so they are inferred; a fail needs no confirming trials (the
+    // wall gap judges nothing here).
+    let (mut plan, trials, _) = e19();
+    plan.under_test.name = "view".into();
+    plan.under_test.path = path;
+    plan.control.name = "holding control".into();
+    plan.control.path = CONTROL_PATH.into();
+    plan.work_kib = pair_kib(spec.path);
+    plan.fail_confirm_factor = 1;
+    plan.infer_serving_threads = true;
+    let server = plan.under_test.server.clone();
+    let mut pool = ServerPool::new(PoolSpec {
+        row_id: "advise".into(),
+        profile: spec.profile.clone(),
+        python: spec.python.to_path_buf(),
+        app: spec.app.into(),
+        app_dir: spec.app_dir.to_path_buf(),
+        logs_dir: spec.logs_dir.to_path_buf(),
+    });
+    let mut fixture_pool = (!spec.fixture).then(|| {
+        ServerPool::new(PoolSpec {
+            row_id: "advise.control".into(),
+            profile: spec.profile.clone(),
+            python: spec.python.to_path_buf(),
+            app: crate::sweep::request::FIXTURE_APP.into(),
+            app_dir: spec.fixture_dir.to_path_buf(),
+            logs_dir: spec.logs_dir.to_path_buf(),
+        })
+    });
+    let control = CapacityControl::start(spec.python, spec.fixture_dir);
+    let target = pool.get(&server, &mut |_| {}).await;
+    let control_target = match (&target, fixture_pool.as_mut()) {
+        (Ok(_), Some(p)) => p.get(&server, &mut |_| {}).await,
+        (t, _) => t.clone(),
+    };
+    let result = match (target, control_target, control) {
+        (Err(stop), _, _) | (_, Err(stop), _) => Err(stop.reason),
+        (_, _, Err(e)) => Err(e.to_string()),
+        (Ok(target), Ok(control_target), Ok(mut control)) => Ok(measure::run(
+            [target, control_target],
+            &plan,
+            trials,
+            &mut control,
+            spec.limits,
+            &|run| read(spec.path, !spec.fixture, run).work.is_some(),
+            &mut |_| {},
+        )
+        .await),
+    };
+    if let Some(p) = fixture_pool.as_mut() {
+        p.stop_all();
+    }
+    let (_, exited) = pool.stop_all();
+    if let Some(status) = exited {
+        return Err(format!("the server exited during the pair ({status})"));
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kib_is_taken_out_of_the_path() {
+        assert_eq!(
+            split_kib("/work?mode=release&kib=8192"),
+            ("/work?mode=release".into(), Some(8192))
+        );
+        assert_eq!(split_kib("/work?kib=64"), ("/work".into(), Some(64)));
+        assert_eq!(split_kib("/slow?ms=50"), ("/slow?ms=50".into(), None));
+        assert_eq!(split_kib("/"), ("/".into(), None));
+    }
+
+    #[test]
+    fn the_row_gives_the_pair() {
+        let (plan, trials, threads) = e19();
+        assert_eq!(threads, Some(THREADS));
+        assert_eq!((trials.min, trials.max), (5, 15));
+        assert_eq!(plan.work_kib, PAIR_KIB);
+        assert_eq!(rules().control_at_most, 1.6);
+        assert_eq!(rules().check(), None);
+    }
+}

@@ -1,0 +1,163 @@
+//! The words of question 1's pair answer: the headline of its figures and
+//! the reason for the rulebook's ruling. Text only; the rules are in
+//! `probe/pair_ratio/rulebook.rs`.
+
+use super::reduce::PairFigures;
+use super::{GAP_AT_LEAST, HOLDS_WITHIN, RELEASES_AT_LEAST, WAITS_BELOW};
+use crate::probe::pair_ratio::rulebook::{Medians, Ruling, ON_CPU_PROVES};
+
+/// One line: the figures the answer stands on.
+pub fn headline(f: &PairFigures) -> String {
+    let (p, c) = (f.parallelism, f.control_parallelism);
+    format!(
+        "P {:.2} [{:.2}-{:.2}] (group {:.2}) over {} pairs against the holding control's {:.2} (group {:.2}); serving threads on a CPU {:.0}% of the pair, blocked {:.0}%; wall ratio {}",
+        p.median,
+        p.min,
+        p.max,
+        f.group_parallelism.median,
+        f.pairs,
+        c.median,
+        f.control_group_parallelism.median,
+        f.serving_on_cpu.median * 100.0,
+        f.serving_blocked.median * 100.0,
+        f.wall_ratio
+            .map_or_else(|| "-".into(), |r| format!("{r:.2}x"))
+    )
+}
+
+fn num(v: Option<f64>) -> f64 {
+    v.unwrap_or(f64::NAN)
+}
+
+/// Why `ruling` answers as it does, with the figures it read (`on_cpu`:
+/// the serving threads' on-CPU share of the pair).
+pub fn reason(ruling: Ruling, view: &Medians, control: &Medians, on_cpu: f64) -> String {
+    let (p, c) = (view.serving, control.serving);
+    let (vg, cg) = (num(view.group), num(control.group));
+    match ruling {
+        Ruling::Asleep => format!(
+            "the threads were asleep, not on a CPU: P {vg:.2} (group) < {WAITS_BELOW:.2} (on-CPU {:.0}% of the pair)",
+            on_cpu * 100.0
+        ),
+        Ruling::OnTwoCpus => format!(
+            "the two requests were on two CPUs at once: the serving threads' on-CPU time was {:.2}x the pair's wall (>= {ON_CPU_PROVES:.2}), which work holding the GIL cannot exceed 1 (the holding control read {:.2}); noise only takes CPU away",
+            num(view.on_cpu),
+            num(control.on_cpu)
+        ),
+        Ruling::OnTwoCpusLibrary => format!(
+            "the two requests were on two CPUs at once on threads of the library's own: the group's on-CPU time was {:.2}x the pair's wall (>= {ON_CPU_PROVES:.2}; the holding control read {:.2}); noise only takes CPU away",
+            num(view.group_on_cpu),
+            num(control.group_on_cpu)
+        ),
+        Ruling::ControlTooParallel => format!(
+            "the holding control read P {c:.2} (> {:.2}): on this machine now the witness cannot tell taking turns from running at once; run it again on a quieter machine",
+            super::rules().control_at_most
+        ),
+        Ruling::AtOnce => format!(
+            "the two requests computed at once: P {p:.2} >= {RELEASES_AT_LEAST:.2}, {:.2} over the holding control (needs >= {GAP_AT_LEAST:.2})",
+            p - c
+        ),
+        Ruling::AtOnceLibrary => format!(
+            "the two requests computed at once on threads of the library's own: group P {vg:.2} >= {RELEASES_AT_LEAST:.2}, {:.2} over the holding control's (needs >= {GAP_AT_LEAST:.2}); the serving threads waited for them (P {p:.2})",
+            vg - cg
+        ),
+        Ruling::TookTurns | Ruling::TookTurnsLikeControl => format!(
+            "the two requests took turns: P {p:.2} (unconvoyed {:.2}), within {HOLDS_WITHIN:.2} of the holding control's {c:.2} (unconvoyed {:.2}; group {vg:.2} against {cg:.2})",
+            view.unconvoyed, control.unconvoyed
+        ),
+        Ruling::Between => format!(
+            "P {p:.2} (unconvoyed {:.2}, group {vg:.2}) stands between the holding control's {c:.2} (unconvoyed {:.2}, group {cg:.2}) and running at once (>= {RELEASES_AT_LEAST:.2} and {GAP_AT_LEAST:.2} over the control); run it again on a quieter machine, or probe the call with --call",
+            view.unconvoyed, control.unconvoyed
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{rules, work, Work};
+    use super::*;
+    use crate::probe::pair_ratio::rulebook::rule;
+
+    /// The answer and its words, as `read` gives them.
+    fn classify(view: Medians, control: Medians, on_cpu: f64) -> (Option<Work>, String) {
+        let ruling = rule(&view, &control, &rules());
+        (work(ruling), reason(ruling, &view, &control, on_cpu))
+    }
+
+    fn m(serving: f64, group: f64, unconvoyed: f64, on_cpu: f64, group_on_cpu: f64) -> Medians {
+        Medians {
+            serving,
+            unconvoyed,
+            group: Some(group),
+            on_cpu: Some(on_cpu),
+            group_on_cpu: Some(group_on_cpu),
+        }
+    }
+
+    #[test]
+    fn the_bands_against_the_control() {
+        let r = |serving, group| m(serving, group, serving, 0.9, 0.9);
+        let hold = r(1.0, 1.05);
+        assert_eq!(classify(r(2.0, 2.05), hold, 0.9).0, Some(Work::Releases));
+        // Convoys at the view's GIL acquires: still clear of the control.
+        assert_eq!(classify(r(1.6, 1.7), hold, 0.8).0, Some(Work::Releases));
+        // A library's own threads: the serving threads wait on a join.
+        let (w, why) = classify(r(0.05, 3.3), hold, 0.02);
+        assert_eq!(w, Some(Work::Releases), "{why}");
+        assert!(why.contains("library"), "{why}");
+        assert_eq!(classify(r(1.02, 1.1), hold, 0.5).0, Some(Work::Holds));
+        assert_eq!(classify(r(0.03, 0.05), hold, 0.01).0, Some(Work::Waits));
+        let (w, why) = classify(r(1.4, 1.4), hold, 0.5);
+        assert!(w.is_none() && why.contains("between"), "{why}");
+        // Releasing, but less than the gap over a control that crept up.
+        assert_eq!(classify(r(1.9, 1.9), r(1.5, 1.5), 0.5).0, None);
+        // Reads serialised, but noise could explain it (a convoy): no answer.
+        let convoyed = m(1.05, 1.1, 1.8, 0.95, 1.0);
+        let (w, why) = classify(convoyed, hold, 0.5);
+        assert!(w.is_none() && why.contains("between"), "{why}");
+        // The same view against a control that the same convoys lift as
+        // much (the server's I/O threads queue while a thread waits for
+        // the GIL): the gap is what counts, so it holds.
+        let lifted = m(1.0, 1.05, 1.7, 0.95, 1.0);
+        let (w, why) = classify(convoyed, lifted, 0.5);
+        assert_eq!(w, Some(Work::Holds), "{why}");
+        // Within the gap of a crept control, yet reading at once by E19's
+        // bound: never "holds" (the rulebook's floor), so advise cannot say
+        // turns where the gate says parallel.
+        let (w, why) = classify(r(1.75, 1.8), r(1.55, 1.6), 0.9);
+        assert!(w.is_none() && why.contains("between"), "{why}");
+        // A busy machine: the control's runnable P lifted past its bound,
+        // yet the view was on two CPUs at once, which the GIL forbids.
+        let on_two = m(1.97, 2.0, 2.0, 1.42, 1.45);
+        let busy_control = m(1.62, 1.7, 2.0, 0.97, 1.05);
+        let (w, why) = classify(on_two, busy_control, 0.7);
+        assert_eq!(w, Some(Work::Releases), "{why}");
+        assert!(why.contains("two CPUs at once"), "{why}");
+        // Its twins: a control whose on-CPU time also passed 1 (the GIL
+        // bound does not hold here, so the figure cannot fail) gives no
+        // answer; so does a view whose on-CPU time stayed near 1.
+        let (w, why) = classify(
+            on_two,
+            Medians {
+                on_cpu: Some(1.2),
+                group_on_cpu: Some(1.2),
+                ..busy_control
+            },
+            0.7,
+        );
+        assert!(w.is_none() && why.contains("holding control"), "{why}");
+        let (w, why) = classify(
+            Medians {
+                on_cpu: Some(1.1),
+                group_on_cpu: Some(1.15),
+                ..on_two
+            },
+            busy_control,
+            0.55,
+        );
+        assert!(w.is_none(), "{why}");
+        // A control that reads parallel: no answer, whatever the view read.
+        let (w, why) = classify(r(1.92, 1.95), r(1.7, 1.7), 0.5);
+        assert!(w.is_none() && why.contains("holding control"), "{why}");
+    }
+}

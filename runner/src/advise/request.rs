@@ -1,0 +1,148 @@
+//! What `runner advise` asks for: [`AdviseRequest`], built by the CLI,
+//! checked once into an [`AdvisePlan`]. The app, the route and the limits
+//! are checked as a sweep's are (the headroom question is a sweep); a bad
+//! value is a [`FieldError`] naming the [`AdviseField`], which the CLI turns
+//! into the flag.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::gil::{GilBlock, GilPlan, InstrumentChoice};
+use crate::host::limits::Limits;
+use crate::load::route::Route;
+use crate::request::FieldError;
+use crate::sweep::request::{SweepField, SweepRequest, DEFAULT_PATH, DEFAULT_SERVER};
+use crate::sweep::SweepPlan;
+
+use super::headroom;
+
+/// The headroom sweep's load per setting: short, since only ratios are read.
+pub const SWEEP_WARMUP: &str = "300ms";
+pub const SWEEP_DURATION: &str = "1500ms";
+pub const SWEEP_CONNECTIONS: u32 = 8;
+
+/// What to advise on.
+#[derive(Debug, Clone)]
+pub struct AdviseRequest {
+    /// The view.
+    pub path: String,
+    /// Answer question 1 with the GIL probe of this call instead of a pair.
+    pub call: Option<String>,
+    /// The call's arguments, as Python literals.
+    pub args: Vec<String>,
+    pub server: String,
+    pub app: Option<String>,
+    pub app_dir: Option<PathBuf>,
+    pub request_timeout_ms: u64,
+    pub machine_wait_ms: u64,
+}
+
+impl Default for AdviseRequest {
+    fn default() -> Self {
+        Self {
+            path: DEFAULT_PATH.into(),
+            call: None,
+            args: Vec::new(),
+            server: DEFAULT_SERVER.into(),
+            app: None,
+            app_dir: None,
+            request_timeout_ms: Limits::DEFAULT_REQUEST_MS,
+            machine_wait_ms: Limits::DEFAULT_MACHINE_WAIT_MS,
+        }
+    }
+}
+
+/// A field of [`AdviseRequest`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AdviseField {
+    /// A field advise shares with the sweep (`Paths` is `path`).
+    Sweep(SweepField),
+    Call,
+    Args,
+}
+
+/// A checked request.
+pub struct AdvisePlan {
+    pub path: String,
+    pub route: Arc<Route>,
+    /// The GIL probe's plan, with a call.
+    pub call: Option<GilPlan>,
+    pub limits: Limits,
+    /// Question 2's sweep over [`headroom::THREADS`]; its profile, app and
+    /// app folder are the pair's too.
+    pub headroom: SweepPlan,
+}
+
+impl AdviseRequest {
+    /// `fixture_dir` is the project's fixtures/bareapp, `servers_dir` its
+    /// specs/servers.
+    pub fn plan(
+        &self,
+        fixture_dir: &Path,
+        servers_dir: &Path,
+    ) -> Result<AdvisePlan, FieldError<AdviseField>> {
+        let sweep = SweepRequest {
+            server: self.server.clone(),
+            paths: vec![self.path.clone()],
+            threads: headroom::THREADS.to_vec(),
+            workers: Vec::new(),
+            connections: SWEEP_CONNECTIONS,
+            duration: SWEEP_DURATION.into(),
+            warmup: SWEEP_WARMUP.into(),
+            request_timeout_ms: self.request_timeout_ms,
+            app: self.app.clone(),
+            app_dir: self.app_dir.clone(),
+            machine_wait_ms: self.machine_wait_ms,
+        }
+        .plan(fixture_dir, servers_dir)
+        .map_err(|e| e.map(AdviseField::Sweep))?;
+        let route = sweep.routes[0].clone();
+        if !sweep.fixture && route.path.split('?').next() == Some("/work") {
+            return Err(FieldError::new(
+                AdviseField::Sweep(SweepField::Paths),
+                "`/work` is the fixture's route name, whose digests the pair checks; serve your view under another path",
+            )
+            .value(&self.path));
+        }
+        let call = match &self.call {
+            None if !self.args.is_empty() => {
+                return Err(FieldError::new(
+                    AdviseField::Call,
+                    "missing: give the call the arguments are for",
+                ))
+            }
+            None => None,
+            Some(call) => {
+                let block = GilBlock {
+                    call: Some(call.clone()),
+                    args: self
+                        .args
+                        .iter()
+                        .map(|a| crate::gil::plan::PyLiteral::Source(a.clone()))
+                        .collect(),
+                    instrument: Some(InstrumentChoice::Auto),
+                    ..Default::default()
+                };
+                let field = |key: &str| match key {
+                    "args" => AdviseField::Args,
+                    _ => AdviseField::Call,
+                };
+                Some(
+                    block
+                        .validate()
+                        .map_err(|e| FieldError::new(field(e.key), e.message).value(call))?,
+                )
+            }
+        };
+        Ok(AdvisePlan {
+            path: self.path.clone(),
+            route,
+            call,
+            limits: Limits {
+                request: sweep.request_timeout,
+                machine_wait: sweep.machine_wait,
+            },
+            headroom: sweep,
+        })
+    }
+}

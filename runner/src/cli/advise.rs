@@ -1,0 +1,199 @@
+//! `runner advise --path PATH [--call MODULE:FUNCTION [--arg LITERAL]...]
+//! [--server S] [--app MODULE:ATTR --app-dir DIR] [--json]`: the
+//! deployment rule for one view (see `runner::advise`, docs/deployment-rule.md).
+//!
+//! Exit code: 0 when it advises; 2 when a figure could not be had (no
+//! scheduler accounting, a reading between its bands, a sweep with errors,
+//! a server that would not start) or the input is unusable: no advice is
+//! ever a guess. 130/143 when interrupted (every server stopped first).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::Args;
+
+use runner::advise::request::{AdviseField, AdviseRequest};
+use runner::advise::{call, headroom, pair, render, AdviceReport};
+use runner::exit::Outcome;
+use runner::host::limits::Limits;
+use runner::host::project::Project;
+use runner::host::signals;
+use runner::request::FieldError;
+use runner::sweep::request::{DEFAULT_PATH, DEFAULT_SERVER};
+use runner::sweep::{self, SweepContext};
+use runner::verdict::Verdict;
+
+use super::args::sweep_flag;
+use super::{unusable, Finish};
+
+#[derive(Debug, Args)]
+pub struct AdviseArgs {
+    /// The view to advise on. The fixture's /work gets a fresh seed per
+    /// request and every digest checked; other routes are checked for
+    /// status and body length only.
+    #[arg(
+        long,
+        default_value = DEFAULT_PATH,
+        value_name = "PATH"
+    )]
+    pub path: String,
+
+    /// Answer question 1 with the GIL probe of this call instead of a pair
+    /// on the view (time:sleep, package.module:Class.method).
+    #[arg(long, value_name = "MODULE:FUNCTION")]
+    pub call: Option<String>,
+
+    /// An argument of --call as a Python literal, repeatable: --arg 0.005.
+    #[arg(long = "arg", value_name = "LITERAL", allow_hyphen_values = true)]
+    pub args: Vec<String>,
+
+    /// Server profile: a name from specs/servers/ or a path to a profile file.
+    #[arg(long, default_value = DEFAULT_SERVER, value_name = "NAME|PATH")]
+    pub server: String,
+
+    /// Your own WSGI app, as MODULE:ATTR (needs --app-dir); the fixture
+    /// (fixtures/bareapp, app:app) by default.
+    #[arg(long, value_name = "MODULE:ATTR")]
+    pub app: Option<String>,
+
+    /// The folder --app is imported from (the server's working directory).
+    #[arg(long, value_name = "DIR")]
+    pub app_dir: Option<PathBuf>,
+
+    /// Print the answer as JSON on stdout (its JSON Schema:
+    /// `runner::advise::report_schema`).
+    #[arg(long)]
+    pub json: bool,
+
+    /// Bound on any one request (and on opening a connection).
+    #[arg(long, default_value_t = Limits::DEFAULT_REQUEST_MS, value_name = "MS")]
+    pub request_timeout_ms: u64,
+
+    /// How long each measurement waits for a gate or sweep running on this
+    /// machine (they take turns).
+    #[arg(long, default_value_t = Limits::DEFAULT_MACHINE_WAIT_MS, value_name = "MS")]
+    pub machine_wait_ms: u64,
+}
+
+impl AdviseArgs {
+    fn request(&self) -> AdviseRequest {
+        AdviseRequest {
+            path: self.path.clone(),
+            call: self.call.clone(),
+            args: self.args.clone(),
+            server: self.server.clone(),
+            app: self.app.clone(),
+            app_dir: self.app_dir.clone(),
+            request_timeout_ms: self.request_timeout_ms,
+            machine_wait_ms: self.machine_wait_ms,
+        }
+    }
+}
+
+/// An advise field's error, named by its flag.
+fn advise_flag(e: &FieldError<AdviseField>) -> String {
+    e.named(match e.field {
+        AdviseField::Sweep(f) => sweep_flag(f),
+        AdviseField::Call => "--call",
+        AdviseField::Args => "--arg",
+    })
+}
+
+pub async fn run(project: &Project, python: Option<&Path>, args: &AdviseArgs) -> Finish {
+    let opts = match args
+        .request()
+        .plan(&project.app_dir(), &project.servers_dir())
+    {
+        Ok(o) => o,
+        Err(e) => return unusable(&advise_flag(&e)),
+    };
+    let profile = &opts.headroom.profile;
+    let started = Instant::now();
+    let lock_path = project.state_dir().join("measure.lock");
+    let logs_dir = project.logs_dir();
+    let fixture_dir = project.app_dir();
+    let work = async {
+        let env = super::prepare_python(project, python)?;
+        eprintln!(
+            "advise {}: question 1, does the work release the GIL?",
+            opts.path
+        );
+        let q1 = match &opts.call {
+            Some(plan) => {
+                call::measure(
+                    &env.python,
+                    &project.root,
+                    plan,
+                    &lock_path,
+                    opts.limits.machine_wait,
+                )
+                .await
+            }
+            None => {
+                pair::measure(&pair::PairSpec {
+                    profile,
+                    python: &env.python,
+                    app: &opts.headroom.app,
+                    app_dir: &opts.headroom.app_dir,
+                    fixture: opts.headroom.fixture,
+                    fixture_dir: &fixture_dir,
+                    logs_dir: &logs_dir,
+                    lock_path: &lock_path,
+                    limits: opts.limits,
+                    path: &opts.path,
+                })
+                .await
+            }
+        };
+        eprintln!(
+            "advise {}: question 2, is there headroom? (threads {:?})",
+            opts.path,
+            headroom::THREADS
+        );
+        let ctx = SweepContext {
+            python: &env.python,
+            logs_dir: logs_dir.clone(),
+            lock_path: lock_path.clone(),
+        };
+        let mut settings = Vec::new();
+        sweep::run(&ctx, &opts.headroom, &mut settings, &mut |_| {}).await;
+        let q2 = headroom::read(&settings, headroom::cores());
+        Ok::<_, String>((q1, q2))
+    };
+    let (q1, q2) = match signals::until_signal(work).await {
+        Ok(Ok(answers)) => answers,
+        Ok(Err(e)) => return unusable(&e),
+        Err(signal) => {
+            eprintln!(
+                "interrupted by {}; every server was stopped",
+                signals::name(signal)
+            );
+            return Finish {
+                outcome: Outcome::Interrupted { signal },
+                verdicts: Vec::new(),
+            };
+        }
+    };
+    let report = AdviceReport::new(
+        profile.name.clone(),
+        opts.headroom.app.clone(),
+        opts.path.clone(),
+        q1,
+        q2,
+        started.elapsed().as_secs_f64(),
+    );
+    if args.json {
+        match serde_json::to_string_pretty(&report) {
+            Ok(s) => println!("{s}"),
+            Err(e) => return unusable(&format!("cannot write the JSON report: {e}")),
+        }
+    } else {
+        print!("{}", render::render(&report));
+    }
+    if report.advice.is_some() {
+        Finish::ok()
+    } else {
+        eprintln!("cannot judge: {}", report.reason);
+        Finish::verdicts(vec![Verdict::CannotJudge])
+    }
+}

@@ -1,0 +1,272 @@
+//! The command line: clap lives here and in `main.rs` only. One module per
+//! subcommand, holding its flags and the run that turns them into the
+//! engine's request structs and drives the engine; flag groups several
+//! commands share are in `args`. Each run returns a [`Finish`]; `main` turns
+//! it into the exit code.
+
+pub mod advise;
+pub mod args;
+pub mod check;
+pub mod gate;
+pub mod gil_probe;
+pub mod list;
+pub mod load;
+pub mod matrix;
+pub mod prepare;
+pub mod servers;
+pub mod signoff;
+pub mod stress;
+pub mod sweep;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use runner::exit::Outcome;
+use runner::host::project::Project;
+use runner::verdict::Verdict;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "runner",
+    version,
+    about = "Turns a Python app server's concurrency claims into deterministic CI gates"
+)]
+pub struct Cli {
+    /// The gates checkout (with specs/ and fixtures/bareapp/); found from the
+    /// current directory by default.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub project_dir: Option<PathBuf>,
+
+    /// An interpreter that already has the server installed, instead of the
+    /// runner's own virtualenv (.gates/venv).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub python: Option<PathBuf>,
+
+    /// The loopback address servers are told to bind (`{host}` in profiles):
+    /// 127.0.0.1 by default; only 127.0.0.0/8 or ::1 are accepted.
+    #[arg(long, global = true, value_name = "IP")]
+    pub host: Option<String>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run SPEC rows as gates, each on a fresh server.
+    Gate(gate::GateArgs),
+    /// Prepare the Python environment (.gates/venv with the pinned servers)
+    /// and print what is installed.
+    Prepare {
+        /// Also install the extra packages these rows need (`requires:` of
+        /// a gil-probe row, pinned), or `all`; only into the runner's own
+        /// venv.
+        #[arg(long, value_delimiter = ',', value_name = "ROW,...|all")]
+        rows: Vec<String>,
+    },
+    /// Print a JSON Schema: of a row file (checked in as
+    /// specs/row.schema.json), a sweep row (specs/sweeps/row.schema.json),
+    /// or a JSON report (runner/schema/WHAT.schema.json).
+    Schema {
+        /// Which file's schema.
+        #[arg(value_enum, default_value = "row", value_name = "WHAT")]
+        what: SchemaOf,
+        /// The same as `report` (kept for scripts that used it).
+        #[arg(long, hide = true)]
+        report: bool,
+    },
+    /// List the SPEC rows.
+    List,
+    /// Validate row files without starting anything.
+    Check {
+        /// Row files; all of specs/*.yaml by default.
+        files: Vec<PathBuf>,
+    },
+    /// Run one row's gate N times (each on a fresh server), optionally under
+    /// a background CPU load, and print the verdict distribution and the
+    /// spread of each figure.
+    Stress(stress::StressArgs),
+    /// Run every row on every server (a fresh server each time) and print
+    /// rows by servers: the conformance matrix.
+    Matrix(matrix::MatrixArgs),
+    /// List the server profiles, whether each is ready to run here, and
+    /// its version.
+    Servers {
+        /// Profile names or paths; all of specs/servers/ by default.
+        #[arg(value_name = "NAME|PATH")]
+        profiles: Vec<String>,
+    },
+    /// Release sign-off: every row on one server with more trials, written
+    /// as a bundle (report.json, report.md, junit.xml, server logs, env.json).
+    Signoff(signoff::SignoffArgs),
+    /// Does a Python call release the GIL? Runs it in a loop beside a
+    /// spinner thread, with three controls, in the interpreter given with
+    /// --python (default .gates/venv); no server.
+    GilProbe(gil_probe::GilProbeArgs),
+    /// Throughput and latency of one or more routes under closed-loop load,
+    /// on a fresh server per setting of threads and workers, with the
+    /// server's CPU: the table users pick their thread and worker counts from.
+    Sweep(sweep::SweepArgs),
+    /// The deployment rule (docs/deployment-rule.md) for one view: does its work release the
+    /// GIL (a pair with the scheduler witness, or --call's GIL probe), is
+    /// there headroom (a short sweep over 1, 2 and 4 threads), and one
+    /// recommendation: threads, spawned workers, no more threads, or the pool.
+    Advise(advise::AdviseArgs),
+    /// One closed-loop load against a server already running on loopback
+    /// (no fresh server, no CPU figures): the runner's client side by side
+    /// with wrk and oha (bench/anchors.py).
+    Load(load::LoadArgs),
+}
+
+/// The files `runner schema` describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SchemaOf {
+    /// A gate row, specs/*.yaml.
+    Row,
+    /// `runner gate --json` and the other gate reports.
+    Report,
+    /// A sweep row, specs/sweeps/*.yaml.
+    SweepRow,
+    /// `runner sweep --json`.
+    SweepReport,
+    /// `runner advise --json`.
+    AdviseReport,
+}
+
+impl SchemaOf {
+    /// The schema, as the checked-in file holds it.
+    pub fn render(self) -> String {
+        match self {
+            SchemaOf::Row => runner::spec::row::row_schema(),
+            SchemaOf::Report => runner::report::json::report_schema(),
+            SchemaOf::SweepRow => runner::sweep::row::schema(),
+            SchemaOf::SweepReport => runner::sweep::report_schema(),
+            SchemaOf::AdviseReport => runner::advise::report_schema(),
+        }
+    }
+}
+
+/// Runs the command the flags name.
+pub async fn dispatch(cli: Cli) -> Finish {
+    if let Some(host) = &cli.host {
+        if let Err(e) = runner::server::loopback::parse_host(host)
+            .and_then(runner::server::loopback::set_bind_host)
+        {
+            return unusable(&e);
+        }
+    }
+    let project = match Project::locate(cli.project_dir.as_deref()) {
+        Ok(p) => p,
+        Err(e) => return unusable(&e),
+    };
+    let python = cli.python.as_deref();
+    match &cli.command {
+        Command::List => list::run(&project),
+        Command::Check { files } => check::run(&project, files),
+        Command::Prepare { rows } => prepare::run(&project, python, rows),
+        Command::Schema { what, report } => {
+            let what = if *report { SchemaOf::Report } else { *what };
+            print!("{}", what.render());
+            Finish::ok()
+        }
+        Command::Gate(args) => gate::run(&project, python, args).await,
+        Command::Stress(args) => stress::run(&project, python, args).await,
+        Command::Matrix(args) => matrix::run(&project, python, args).await,
+        Command::Servers { profiles } => servers::run(&project, python, profiles),
+        Command::Signoff(args) => signoff::run(&project, python, args).await,
+        Command::GilProbe(args) => gil_probe::run(&project, python, args).await,
+        Command::Sweep(args) => sweep::run(&project, python, args).await,
+        Command::Load(args) => load::run(args).await,
+        Command::Advise(args) => advise::run(&project, python, args).await,
+    }
+}
+
+/// How a command ended.
+pub struct Finish {
+    pub outcome: Outcome,
+    pub verdicts: Vec<Verdict>,
+}
+
+impl Finish {
+    pub fn verdicts(verdicts: Vec<Verdict>) -> Self {
+        Self {
+            outcome: Outcome::Verdicts,
+            verdicts,
+        }
+    }
+
+    pub fn ok() -> Self {
+        Self::verdicts(Vec::new())
+    }
+}
+
+/// Prints `message` as an error; the input could not be used.
+pub fn unusable(message: &str) -> Finish {
+    eprintln!("error: {message}");
+    Finish {
+        outcome: Outcome::Unusable,
+        verdicts: Vec::new(),
+    }
+}
+
+/// Prepares the Python environment, saying so on stderr when it installs.
+pub fn prepare_python(
+    project: &Project,
+    python: Option<&std::path::Path>,
+) -> Result<runner::host::pyenv::PythonEnv, String> {
+    runner::host::pyenv::prepare(project, python, &mut |p| {
+        if let runner::host::pyenv::EnvProgress::Installing { venv, reason, .. } = p {
+            eprintln!(
+                "preparing the Python environment ({reason}): creating {} (this takes a minute once)",
+                venv.display()
+            );
+        }
+    })
+    .map_err(|e| e.to_string())
+}
+
+/// Prepares Python, then runs `jobs` one after another until they finish or
+/// SIGINT/SIGTERM stops them (every server stopped first). `on_env` sees the
+/// interpreter before the first gate. Ok(Some(signal)) when interrupted;
+/// Err with a message when the environment could not be prepared.
+pub async fn run_jobs_interruptible(
+    project: &runner::host::project::Project,
+    python: Option<&std::path::Path>,
+    limits: runner::host::limits::Limits,
+    jobs: &[runner::gate::session::Job],
+    progress: &std::cell::RefCell<runner::gate::session::Progress>,
+    emit: &mut dyn FnMut(runner::event::Event<'_>),
+    on_env: &mut dyn FnMut(&runner::host::pyenv::PythonEnv),
+) -> Result<Option<i32>, String> {
+    use runner::event::Event;
+    let work = async {
+        let env = runner::host::pyenv::prepare(project, python, &mut |p| emit(Event::Env(p)))
+            .map_err(|e| e.to_string())?;
+        on_env(&env);
+        let ctx = runner::gate::GateContext {
+            project,
+            python: &env,
+            limits,
+        };
+        runner::gate::session::run_jobs(&ctx, jobs, progress, emit).await;
+        Ok::<(), String>(())
+    };
+    match runner::host::signals::until_signal(work).await {
+        Ok(Ok(())) => Ok(None),
+        Ok(Err(e)) => Err(e),
+        Err(signal) => Ok(Some(signal)),
+    }
+}
+
+/// The note an interrupted run's report carries, from where it was.
+pub fn interrupted_note(
+    signal: Option<i32>,
+    progress: &runner::gate::session::Progress,
+) -> Option<runner::report::json::Interrupted> {
+    signal.map(|signal| runner::report::json::Interrupted {
+        signal: runner::host::signals::name(signal).into(),
+        during: progress.current.clone(),
+        server_pgid: progress.current_pgid,
+    })
+}

@@ -1,0 +1,151 @@
+//! One mode's witnessed pairs reduced to spreads, once: the figures E19's
+//! judge and advise both read (`probe/pair_ratio/rulebook.rs` applies the
+//! rules to their medians). Pure functions over [`Witness`]es.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::kernel::witness::{ThreadFigures, Witness};
+use crate::stats::Spread;
+
+/// Which pairs count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counted {
+    /// Every pair whose serving threads were all read, one thread or two: a
+    /// gate's. A server that ran both requests on one thread must read
+    /// about 1 and fail, so its pairs are evidence.
+    EveryServed,
+    /// Only pairs served by two threads, all read: advise's, which asks
+    /// about the view, not the server (the server was told two threads; a
+    /// pair one thread served says nothing of the view).
+    TwoThreads,
+}
+
+/// One mode's witness over its pairs (medians and extremes per pair).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct PairsReading {
+    /// Pairs read.
+    pub pairs: usize,
+    /// Runnable parallelism of the serving threads per pair: the figure the
+    /// rules judge by.
+    pub parallelism: Spread,
+    /// The same with the blocked time that run-queue waits of other tasks
+    /// of the same process could explain (a lock holder waiting for a core)
+    /// counted as runnable: the most noise could have hidden.
+    pub unconvoyed: Spread,
+    /// Runnable parallelism of the server's whole process group (a
+    /// library's own threads count).
+    pub group_parallelism: Option<Spread>,
+    /// Σ on-CPU of the serving threads over the pair's wall: above 1 only
+    /// when they ran on two CPUs at once.
+    pub on_cpu_parallelism: Option<Spread>,
+    /// The same over the whole group.
+    pub group_on_cpu_parallelism: Option<Spread>,
+    /// The serving threads' blocked share (neither running nor waiting for
+    /// a core: the GIL, a lock, a join, a syscall).
+    pub blocked: Spread,
+    /// The serving threads' run-queue share (waiting for a core).
+    pub run_queue: Spread,
+    /// The serving threads' on-CPU share of the wall (each thread's share,
+    /// averaged): near 1 computing, near 0 asleep.
+    pub on_cpu: Spread,
+}
+
+/// The pairs of `witnesses` that `counted` keeps.
+pub fn counted(witnesses: &[Option<Witness>], counted: Counted) -> Vec<&Witness> {
+    witnesses
+        .iter()
+        .flatten()
+        .filter(|w| w.unseen.is_empty() && w.wall_ns > 0)
+        .filter(|w| match counted {
+            Counted::EveryServed => !w.threads.is_empty(),
+            Counted::TwoThreads => w.threads.len() == 2,
+        })
+        .collect()
+}
+
+/// The serving threads' share of the wall in one figure, taken together.
+fn share(w: &Witness, f: fn(&ThreadFigures) -> u64) -> f64 {
+    let sum: u64 = w.threads.iter().map(f).sum();
+    sum as f64 / (w.threads.len() as f64 * w.wall_ns as f64)
+}
+
+/// The reading of `witnesses`; None with no pair that counts.
+pub fn reduce(witnesses: &[Option<Witness>], which: Counted) -> Option<PairsReading> {
+    let pairs = counted(witnesses, which);
+    let spread = |f: &dyn Fn(&Witness) -> Option<f64>| {
+        Spread::of(&pairs.iter().filter_map(|w| f(w)).collect::<Vec<_>>())
+    };
+    Some(PairsReading {
+        pairs: pairs.len(),
+        parallelism: spread(&Witness::serving_parallelism)?,
+        unconvoyed: spread(&Witness::serving_parallelism_unconvoyed)?,
+        group_parallelism: spread(&|w| w.parallelism),
+        on_cpu_parallelism: spread(&Witness::serving_on_cpu_parallelism),
+        group_on_cpu_parallelism: spread(&Witness::group_on_cpu_parallelism),
+        blocked: spread(&|w| Some(share(w, |t| t.blocked_ns)))?,
+        run_queue: spread(&|w| Some(share(w, |t| t.run_queue_ns)))?,
+        on_cpu: spread(&|w| Some(share(w, |t| t.on_cpu_ns)))?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    fn pair(threads: &[(u64, u64)], unseen: Vec<i32>) -> Witness {
+        let wall = 40 * MS;
+        Witness {
+            wall_ns: wall,
+            parallelism: Some(1.0),
+            on_cpu_ns: threads.iter().map(|t| t.0 * MS).sum(),
+            run_queue_ns: 0,
+            threads: threads
+                .iter()
+                .enumerate()
+                .map(|(i, &(on, rq))| ThreadFigures {
+                    tid: i as i32,
+                    on_cpu_ns: on * MS,
+                    run_queue_ns: rq * MS,
+                    blocked_ns: wall - (on + rq) * MS,
+                    others_run_queue_ns: 0,
+                })
+                .collect(),
+            unseen,
+            appeared: 0,
+            vanished: 0,
+        }
+    }
+
+    #[test]
+    fn a_gate_counts_one_thread_pairs_and_advise_does_not() {
+        let ws = vec![
+            Some(pair(&[(40, 0), (40, 0)], vec![])),
+            Some(pair(&[(40, 0)], vec![])),
+            None,
+            Some(pair(&[(40, 0)], vec![7])),
+        ];
+        let gate = reduce(&ws, Counted::EveryServed).unwrap();
+        assert_eq!(gate.pairs, 2);
+        assert_eq!((gate.parallelism.min, gate.parallelism.max), (1.0, 2.0));
+        // Twin: advise keeps only the pair two threads served.
+        let advise = reduce(&ws, Counted::TwoThreads).unwrap();
+        assert_eq!(advise.pairs, 1);
+        assert_eq!(advise.parallelism.median, 2.0);
+        assert_eq!(advise.on_cpu_parallelism.unwrap().median, 2.0);
+        assert_eq!(advise.on_cpu.median, 1.0);
+        assert_eq!(reduce(&ws[1..], Counted::TwoThreads), None);
+    }
+
+    #[test]
+    fn shares_are_of_the_serving_threads_together() {
+        let ws = vec![Some(pair(&[(20, 10), (10, 0)], vec![]))];
+        let r = reduce(&ws, Counted::EveryServed).unwrap();
+        assert!((r.on_cpu.median - 30.0 / 80.0).abs() < 1e-9);
+        assert!((r.run_queue.median - 10.0 / 80.0).abs() < 1e-9);
+        assert!((r.blocked.median - 40.0 / 80.0).abs() < 1e-9);
+        assert!((r.parallelism.median - 1.0).abs() < 1e-9);
+    }
+}

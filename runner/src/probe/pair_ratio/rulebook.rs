@@ -1,0 +1,409 @@
+//! The one rulebook for "the pair ran at once / took turns / cannot tell",
+//! read from the scheduler witness (`kernel/pairs.rs` reduces it). E19's
+//! judge and advise both ask it; each brings its own [`Rules`] (E19's from
+//! its row, advise's from its named constants), and every rule set obeys
+//! [`Rules::check`], which is what keeps them from disagreeing: no reading
+//! can be "at once" under one set and "took turns" under another (the test
+//! at the foot of this file feeds the same figures to both).
+//!
+//! In the order they are read:
+//!
+//! 1. **Asleep** (rule sets that ask): the group's P under `asleep_below`.
+//! 2. **On two CPUs at once**, for every rule set: Σ on-CPU of the serving
+//!    threads (or, with `library_threads`, the group) at least
+//!    [`ON_CPU_PROVES`] while the holding control's stays at most
+//!    [`GIL_ON_CPU_AT_MOST`]. Noise only takes CPU away, so it cannot fake
+//!    this; the control shows the GIL bound holds here (the figure can fail).
+//! 3. **The control must separate**: its P at most `control_at_most`, or the
+//!    witness cannot tell turns from parallel on this machine now.
+//! 4. **At once**: P at least `at_once_at_least` and `gap_at_least` over
+//!    the control's (the group's, with `library_threads`).
+//! 5. **Took turns**: no sign of running at once (P and the group's P under
+//!    [`NEVER_TURNS_AT`], no on-CPU proof) and either the unconvoyed P at
+//!    most `turns_at_most` or every figure within `turns_within_control` of
+//!    the control's.
+//! 6. Otherwise between: cannot tell.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::PairRatioPlan;
+use crate::kernel::pairs::PairsReading;
+use crate::spec::Bound;
+
+/// Σ on-CPU over the pair's wall at least this: the two requests were on
+/// two CPUs at once. Quiet here: releasing 1.40, the holding control 0.98.
+/// It falls silent rather than wrong under load: with one spinning process
+/// in another session, the server's autogroup got one core's share and
+/// both read 0.97, and the runnable P's rules decide.
+pub const ON_CPU_PROVES: f64 = 1.3;
+/// ... provided the holding control's Σ on-CPU stays at most this: the GIL
+/// bound (one thread on a CPU at a time) holds on this machine.
+pub const GIL_ON_CPU_AT_MOST: f64 = 1.1;
+/// A serving or group P at or above this is never read as taking turns, by
+/// any rule set: it is the lowest at-once bound any of them may use
+/// ([`Rules::check`]), so "took turns" under one set can never be "at once"
+/// under another.
+pub const NEVER_TURNS_AT: f64 = 1.5;
+
+/// The medians the rules read, of one mode.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Medians {
+    pub serving: f64,
+    /// The serving figure with noise's possible convoys counted runnable.
+    pub unconvoyed: f64,
+    pub group: Option<f64>,
+    /// Σ on-CPU over wall, the serving threads' and the group's.
+    pub on_cpu: Option<f64>,
+    pub group_on_cpu: Option<f64>,
+}
+
+impl Medians {
+    pub fn of(r: &PairsReading) -> Self {
+        Self {
+            serving: r.parallelism.median,
+            unconvoyed: r.unconvoyed.median,
+            group: r.group_parallelism.map(|s| s.median),
+            on_cpu: r.on_cpu_parallelism.map(|s| s.median),
+            group_on_cpu: r.group_on_cpu_parallelism.map(|s| s.median),
+        }
+    }
+}
+
+/// One caller's bounds (see the module note for the order they are read in).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+pub struct Rules {
+    /// P at least this: at once. Never under [`NEVER_TURNS_AT`].
+    pub at_once_at_least: f64,
+    /// ... and this far over the control's P.
+    pub gap_at_least: f64,
+    /// The control's P at most this, or the witness cannot tell.
+    pub control_at_most: f64,
+    /// Took turns when the unconvoyed P reads at most this (a work whose
+    /// only sleep is the GIL: a gate's fixture).
+    pub turns_at_most: Option<f64>,
+    /// Took turns when P, the unconvoyed P and the group's P each stand at
+    /// most this over the control's (a view that may also sleep).
+    pub turns_within_control: Option<f64>,
+    /// Count a library's own threads: the group's figures can prove at once.
+    pub library_threads: bool,
+    /// Asleep when the group's P is under this.
+    pub asleep_below: Option<f64>,
+}
+
+impl Rules {
+    /// A row's rules: its mode under test's `parallelism_at_least`, its
+    /// control's `parallelism_at_most` and `serialised_at_most`. None when
+    /// the row sets no witness bounds of that shape (the witness is then
+    /// shown, not judged).
+    pub fn of_plan(plan: &PairRatioPlan) -> Option<Self> {
+        let (Some(Bound::AtLeast(at_once)), Some(Bound::AtMost(control))) =
+            (plan.under_test.witness_bound, plan.control.witness_bound)
+        else {
+            return None;
+        };
+        Some(Self {
+            at_once_at_least: at_once,
+            // The row's control bound sits below the pass bound (E19: 1.6
+            // against 1.7), which is its gap.
+            gap_at_least: 0.0,
+            control_at_most: control,
+            turns_at_most: plan.serialised_at_most,
+            turns_within_control: None,
+            // A gate's fixture computes on the serving threads it names.
+            library_threads: false,
+            // The fixture's work always computes (its digest is checked); a
+            // pair that slept is read by the turns rules.
+            asleep_below: None,
+        })
+    }
+
+    /// Why this rule set could disagree with another; None when it cannot.
+    pub fn check(&self) -> Option<String> {
+        (self.at_once_at_least < NEVER_TURNS_AT).then(|| {
+            format!(
+                "the at-once bound {:.2} is under {NEVER_TURNS_AT:.2}, where the turns rules of another rule set still apply",
+                self.at_once_at_least
+            )
+        })
+    }
+
+    /// The control's P shows the witness can tell turns from parallel here.
+    pub fn control_separates(&self, control: &Medians) -> bool {
+        control.serving <= self.control_at_most
+    }
+}
+
+/// Which rule decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Ruling {
+    Asleep,
+    /// Σ on-CPU of the serving threads past what the GIL allows.
+    OnTwoCpus,
+    /// The same on the group (a library's own threads).
+    OnTwoCpusLibrary,
+    /// The control read too parallel: cannot tell.
+    ControlTooParallel,
+    AtOnce,
+    /// At once on the group's figures (a library's own threads).
+    AtOnceLibrary,
+    /// The unconvoyed P at most `turns_at_most`.
+    TookTurns,
+    /// Every figure within `turns_within_control` of the control's.
+    TookTurnsLikeControl,
+    /// Between the bands: cannot tell.
+    Between,
+}
+
+impl Ruling {
+    /// The claim "the pair ran at once": Some(true), Some(false) (took
+    /// turns, or asleep: not computing at once), None (cannot tell).
+    pub fn at_once(self) -> Option<bool> {
+        match self {
+            Ruling::OnTwoCpus
+            | Ruling::OnTwoCpusLibrary
+            | Ruling::AtOnce
+            | Ruling::AtOnceLibrary => Some(true),
+            Ruling::Asleep | Ruling::TookTurns | Ruling::TookTurnsLikeControl => Some(false),
+            Ruling::ControlTooParallel | Ruling::Between => None,
+        }
+    }
+
+    /// Whether the ruling stands on the on-CPU proof, which noise cannot fake.
+    pub fn on_cpu_proof(self) -> bool {
+        matches!(self, Ruling::OnTwoCpus | Ruling::OnTwoCpusLibrary)
+    }
+}
+
+fn proves(view: Option<f64>, control: Option<f64>) -> bool {
+    matches!((view, control), (Some(v), Some(c)) if v >= ON_CPU_PROVES && c <= GIL_ON_CPU_AT_MOST)
+}
+
+/// The ruling on `view` against the holding `control`.
+pub fn rule(view: &Medians, control: &Medians, rules: &Rules) -> Ruling {
+    if let (Some(below), Some(g)) = (rules.asleep_below, view.group) {
+        if g < below {
+            return Ruling::Asleep;
+        }
+    }
+    if proves(view.on_cpu, control.on_cpu) {
+        return Ruling::OnTwoCpus;
+    }
+    if rules.library_threads && proves(view.group_on_cpu, control.group_on_cpu) {
+        return Ruling::OnTwoCpusLibrary;
+    }
+    if !rules.control_separates(control) {
+        return Ruling::ControlTooParallel;
+    }
+    let clears = |v: f64, c: f64| v >= rules.at_once_at_least && v - c >= rules.gap_at_least;
+    if clears(view.serving, control.serving) {
+        return Ruling::AtOnce;
+    }
+    if rules.library_threads {
+        if let (Some(v), Some(c)) = (view.group, control.group) {
+            if clears(v, c) {
+                return Ruling::AtOnceLibrary;
+            }
+        }
+    }
+    // No sign of running at once under any rule set.
+    let quiet = view.serving < NEVER_TURNS_AT
+        && view.group.is_none_or(|g| g < NEVER_TURNS_AT)
+        && !proves(view.group_on_cpu, control.group_on_cpu);
+    if !quiet {
+        return Ruling::Between;
+    }
+    if rules.turns_at_most.is_some_and(|t| view.unconvoyed <= t) {
+        return Ruling::TookTurns;
+    }
+    if let Some(within) = rules.turns_within_control {
+        let group_within = match (view.group, control.group) {
+            (Some(v), Some(c)) => v - c <= within,
+            _ => false,
+        };
+        if view.serving - control.serving <= within
+            && view.unconvoyed - control.unconvoyed <= within
+            && group_within
+        {
+            return Ruling::TookTurnsLikeControl;
+        }
+    }
+    Ruling::Between
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// E19's rules, from the row itself.
+    pub(crate) fn e19() -> Rules {
+        let row = crate::spec::row::parse_row(
+            std::path::Path::new("specs/E19.yaml"),
+            include_str!("../../../../specs/E19.yaml"),
+        )
+        .unwrap();
+        match row.plan {
+            crate::probe::Plan::PairRatio(p) => Rules::of_plan(&p).unwrap(),
+            _ => unreachable!("E19 is a pair-ratio row"),
+        }
+    }
+
+    fn m(serving: f64, unconvoyed: f64, group: f64, on_cpu: f64, group_on_cpu: f64) -> Medians {
+        Medians {
+            serving,
+            unconvoyed,
+            group: Some(group),
+            on_cpu: Some(on_cpu),
+            group_on_cpu: Some(group_on_cpu),
+        }
+    }
+
+    #[test]
+    fn e19_reads_its_row() {
+        let r = e19();
+        assert_eq!(
+            (r.at_once_at_least, r.control_at_most, r.turns_at_most),
+            (1.7, 1.6, Some(1.4))
+        );
+        assert_eq!(r.check(), None);
+    }
+
+    #[test]
+    fn at_once_needs_the_bound_and_a_separating_control() {
+        let r = e19();
+        let hold = m(1.0, 1.1, 1.05, 0.98, 1.0);
+        assert_eq!(
+            rule(&m(1.95, 1.97, 2.0, 1.2, 1.25), &hold, &r),
+            Ruling::AtOnce
+        );
+        // Twins: under the bound (between), and against a control that
+        // crept past its own bound (cannot tell).
+        assert_eq!(
+            rule(&m(1.65, 1.7, 1.7, 1.2, 1.25), &hold, &r),
+            Ruling::Between
+        );
+        let crept = m(1.65, 1.9, 1.7, 1.0, 1.05);
+        assert_eq!(
+            rule(&m(1.95, 1.97, 2.0, 1.2, 1.25), &crept, &r),
+            Ruling::ControlTooParallel
+        );
+    }
+
+    #[test]
+    fn the_on_cpu_proof_stands_without_the_runnable_control() {
+        let r = e19();
+        let crept = m(1.65, 1.9, 1.7, 0.97, 1.05);
+        let on_two = m(1.97, 2.0, 2.0, 1.42, 1.45);
+        assert_eq!(rule(&on_two, &crept, &r), Ruling::OnTwoCpus);
+        // Twins: a control whose on-CPU time also passed 1.1 (the GIL bound
+        // does not hold here), and a view near 1 on a CPU.
+        let busy = Medians {
+            on_cpu: Some(1.2),
+            ..crept
+        };
+        assert_eq!(rule(&on_two, &busy, &r), Ruling::ControlTooParallel);
+        let near_one = Medians {
+            on_cpu: Some(1.1),
+            ..on_two
+        };
+        assert_eq!(rule(&near_one, &crept, &r), Ruling::ControlTooParallel);
+    }
+
+    #[test]
+    fn took_turns_by_the_unconvoyed_bound_or_like_the_control() {
+        let hold = m(1.0, 1.1, 1.05, 0.98, 1.0);
+        assert_eq!(
+            rule(&m(1.0, 1.2, 1.1, 0.98, 1.0), &hold, &e19()),
+            Ruling::TookTurns
+        );
+        // Twin: a convoy the unconvoyed figure cannot rule out.
+        assert_eq!(
+            rule(&m(1.05, 1.8, 1.1, 0.95, 1.0), &hold, &e19()),
+            Ruling::Between
+        );
+        // The same convoy against a control the same convoys lift: like it.
+        let lifted = m(1.0, 1.7, 1.05, 0.95, 1.0);
+        let a = crate::advise::pair::rules();
+        assert_eq!(
+            rule(&m(1.05, 1.8, 1.1, 0.95, 1.0), &lifted, &a),
+            Ruling::TookTurnsLikeControl
+        );
+        // Its twin: a group reading at once is never turns, however close
+        // the serving threads read to the control.
+        assert_eq!(
+            rule(&m(1.05, 1.1, 1.55, 0.95, 1.0), &hold, &e19()),
+            Ruling::Between
+        );
+    }
+
+    #[test]
+    fn asleep_only_where_the_rule_set_asks() {
+        let hold = m(1.0, 1.1, 1.05, 0.98, 1.0);
+        let asleep = m(0.03, 0.05, 0.05, 0.01, 0.02);
+        assert_eq!(
+            rule(&asleep, &hold, &crate::advise::pair::rules()),
+            Ruling::Asleep
+        );
+        assert_eq!(rule(&asleep, &hold, &e19()), Ruling::TookTurns);
+    }
+
+    /// Every reading on a grid of serving P, unconvoyed lift, group lift and
+    /// on-CPU figures, for view and control.
+    fn grid() -> Vec<Medians> {
+        let mut out = Vec::new();
+        for s in 0..=22 {
+            let serving = f64::from(s) * 0.1;
+            for lift in [0.0, 0.15, 0.3, 0.6] {
+                for group in [0.0, 0.1, 0.4, 1.5] {
+                    for on_cpu in [0.5_f64, 0.98, 1.2, 1.35, 1.5] {
+                        out.push(m(
+                            serving,
+                            serving + lift,
+                            serving + group,
+                            on_cpu.min(serving),
+                            (on_cpu + group).min(serving + group),
+                        ));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The first reading where `a` says at once and `b` took turns (or
+    /// the other way round).
+    fn disagreement(a: &Rules, b: &Rules) -> Option<(Medians, Medians, Ruling, Ruling)> {
+        let g = grid();
+        let controls: Vec<&Medians> = g.iter().step_by(7).collect();
+        for view in &g {
+            for control in &controls {
+                let (x, y) = (rule(view, control, a), rule(view, control, b));
+                if let (Some(p), Some(q)) = (x.at_once(), y.at_once()) {
+                    if p != q {
+                        return Some((*view, **control, x, y));
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn e19_and_advise_cannot_disagree() {
+        let (gate, advise) = (e19(), crate::advise::pair::rules());
+        assert_eq!(advise.check(), None);
+        assert_eq!(disagreement(&gate, &advise), None);
+        // Twin: a rule set whose at-once bound sits under the floor (the
+        // bands advise had, 1.2 here) disagrees with E19 somewhere, and
+        // `check` says why.
+        let loose = Rules {
+            at_once_at_least: 1.2,
+            gap_at_least: 0.0,
+            ..advise
+        };
+        assert!(loose.check().is_some());
+        let found = disagreement(&gate, &loose);
+        assert!(found.is_some());
+    }
+}
