@@ -243,3 +243,52 @@ fn an_explicit_python_is_used_as_it_is() {
         .stdout(contains(format!("python: {}", python.display())))
         .stdout(contains(format!("granian {granian}")));
 }
+
+/// `runner load` against a port nobody listens on (every request an error,
+/// exit 2, no server needed), with the given report flags.
+fn load_dead_port(flags: &[&str], json_file: Option<&std::path::Path>) -> std::process::Output {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut cmd = runner();
+    cmd.args([
+        "load",
+        "--path",
+        "/",
+        "--duration",
+        "100ms",
+        "--warmup",
+        "0s",
+    ])
+    .arg("--addr")
+    .arg(format!("127.0.0.1:{port}"))
+    .args(flags);
+    if let Some(f) = json_file {
+        cmd.arg("--json-file").arg(f);
+    }
+    cmd.output().unwrap()
+}
+
+#[test]
+fn json_prints_and_json_file_writes_the_same_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("new/load.json");
+    let out = load_dead_port(&["--json"], Some(&file));
+    assert_eq!(out.status.code(), Some(2));
+    let printed: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e})"));
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(printed, written);
+    assert!(printed["errors"].is_object(), "{printed}");
+    // Its twin: without --json, stdout is the text line, and --json-file
+    // still writes.
+    let file = dir.path().join("text.json");
+    let out = load_dead_port(&[], Some(&file));
+    assert!(serde_json::from_slice::<serde_json::Value>(&out.stdout).is_err());
+    assert!(file.is_file());
+    // A folder is refused before anything runs.
+    let out = load_dead_port(&[], Some(dir.path()));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--json-file"));
+}

@@ -371,7 +371,7 @@ fn the_matrix_prints_rows_by_servers_and_writes_markdown_and_json() {
         ])
         .arg("--markdown")
         .arg(&md)
-        .arg("--json")
+        .arg("--json-file")
         .arg(&js)
         .env_remove("M0SERVE")
         .output()

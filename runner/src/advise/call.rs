@@ -26,18 +26,10 @@ pub async fn measure(
         pair: None,
         call: None,
     };
-    let lock = match MachineLock::acquire(lock_path, machine_wait).await {
-        Ok(Some(lock)) => lock,
-        Ok(None) => {
-            answer.reason = format!(
-                "another gate or sweep held {} for {} s; wait for it, or raise --machine-wait-ms",
-                lock_path.display(),
-                machine_wait.as_secs()
-            );
-            return answer;
-        }
+    let lock = match MachineLock::take(lock_path, machine_wait).await {
+        Ok(lock) => lock,
         Err(e) => {
-            answer.reason = format!("cannot lock {}: {e}", lock_path.display());
+            answer.reason = e;
             return answer;
         }
     };

@@ -7,14 +7,13 @@
 //! a server that would not start) or the input is unusable: no advice is
 //! ever a guess. 130/143 when interrupted (every server stopped first).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use clap::Args;
 
 use runner::advise::request::{AdviseField, AdviseRequest};
 use runner::advise::{call, headroom, pair, render, AdviceReport};
-use runner::exit::Outcome;
 use runner::host::limits::Limits;
 use runner::host::project::Project;
 use runner::host::signals;
@@ -23,7 +22,7 @@ use runner::sweep::request::{DEFAULT_PATH, DEFAULT_SERVER};
 use runner::sweep::{self, SweepContext};
 use runner::verdict::Verdict;
 
-use super::args::sweep_flag;
+use super::args::{sweep_flag, AppArgs, JsonArgs};
 use super::{unusable, Finish};
 
 #[derive(Debug, Args)]
@@ -51,19 +50,11 @@ pub struct AdviseArgs {
     #[arg(long, default_value = DEFAULT_SERVER, value_name = "NAME|PATH")]
     pub server: String,
 
-    /// Your own WSGI app, as MODULE:ATTR (needs --app-dir); the fixture
-    /// (fixtures/bareapp, app:app) by default.
-    #[arg(long, value_name = "MODULE:ATTR")]
-    pub app: Option<String>,
+    #[command(flatten)]
+    pub app: AppArgs,
 
-    /// The folder --app is imported from (the server's working directory).
-    #[arg(long, value_name = "DIR")]
-    pub app_dir: Option<PathBuf>,
-
-    /// Print the answer as JSON on stdout (its JSON Schema:
-    /// `runner::advise::report_schema`).
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub out: JsonArgs,
 
     /// Bound on any one request (and on opening a connection).
     #[arg(long, default_value_t = Limits::DEFAULT_REQUEST_MS, value_name = "MS")]
@@ -82,8 +73,8 @@ impl AdviseArgs {
             call: self.call.clone(),
             args: self.args.clone(),
             server: self.server.clone(),
-            app: self.app.clone(),
-            app_dir: self.app_dir.clone(),
+            app: self.app.app.clone(),
+            app_dir: self.app.app_dir.clone(),
             request_timeout_ms: self.request_timeout_ms,
             machine_wait_ms: self.machine_wait_ms,
         }
@@ -100,6 +91,9 @@ fn advise_flag(e: &FieldError<AdviseField>) -> String {
 }
 
 pub async fn run(project: &Project, python: Option<&Path>, args: &AdviseArgs) -> Finish {
+    if let Err(e) = args.out.check() {
+        return unusable(&e);
+    }
     let opts = match args
         .request()
         .plan(&project.app_dir(), &project.servers_dir())
@@ -168,10 +162,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &AdviseArgs) ->
                 "interrupted by {}; every server was stopped",
                 signals::name(signal)
             );
-            return Finish {
-                outcome: Outcome::Interrupted { signal },
-                verdicts: Vec::new(),
-            };
+            return Finish::interrupted(signal, Vec::new());
         }
     };
     let report = AdviceReport::new(
@@ -182,13 +173,10 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &AdviseArgs) ->
         q2,
         started.elapsed().as_secs_f64(),
     );
-    if args.json {
-        match serde_json::to_string_pretty(&report) {
-            Ok(s) => println!("{s}"),
-            Err(e) => return unusable(&format!("cannot write the JSON report: {e}")),
-        }
-    } else {
-        print!("{}", render::render(&report));
+    match args.out.emit_value(&report) {
+        Ok(true) => {}
+        Ok(false) => print!("{}", render::render(&report)),
+        Err(e) => return unusable(&e),
     }
     if report.advice.is_some() {
         Finish::ok()

@@ -78,3 +78,94 @@ pub fn report_path(flag: &str, path: Option<&Path>) -> Result<(), String> {
         _ => Ok(()),
     }
 }
+
+/// The app a server serves: the user's own, or the fixture.
+#[derive(Debug, Default, Args)]
+pub struct AppArgs {
+    /// Your own WSGI app, as MODULE:ATTR (needs --app-dir); the fixture
+    /// (fixtures/bareapp, app:app) by default.
+    #[arg(long, value_name = "MODULE:ATTR")]
+    pub app: Option<String>,
+
+    /// The folder --app is imported from (the server's working directory).
+    #[arg(long, value_name = "DIR")]
+    pub app_dir: Option<std::path::PathBuf>,
+}
+
+/// `--json` took a PATH in `sweep` and `matrix` before it meant "print":
+/// an old `--json out.json` now leaves `out.json` as a ROW, which is refused
+/// here with the new spelling rather than read as a row file.
+pub fn json_is_a_flag_now<'a>(
+    json: bool,
+    rows: impl IntoIterator<Item = &'a String>,
+) -> Result<(), String> {
+    match rows.into_iter().find(|r| r.ends_with(".json")) {
+        Some(row) if json => Err(format!(
+            "--json {row}: --json prints the report on stdout now and takes no path; write it with --json-file {row}"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The JSON report, as every command offers it: `--json` prints it on
+/// stdout (instead of the text; progress stays on stderr), `--json-file
+/// PATH` writes it.
+#[derive(Debug, Default, Args)]
+pub struct JsonArgs {
+    /// Print the JSON report on stdout instead of the text (progress still
+    /// goes to stderr).
+    #[arg(long)]
+    pub json: bool,
+
+    /// Also write the JSON report (the `--json` document) to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub json_file: Option<std::path::PathBuf>,
+}
+
+impl JsonArgs {
+    /// Checks `--json-file` before anything runs.
+    pub fn check(&self) -> Result<(), String> {
+        report_path("--json-file", self.json_file.as_deref())
+    }
+
+    /// Prints `json` with `--json` and writes it with `--json-file`; true
+    /// when stdout carries it (the caller prints the text otherwise).
+    pub fn emit(&self, json: &str) -> Result<bool, String> {
+        if let Some(path) = &self.json_file {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(|e| {
+                    format!(
+                        "--json-file {}: cannot create {}: {e}",
+                        path.display(),
+                        dir.display()
+                    )
+                })?;
+            }
+            std::fs::write(path, with_newline(json))
+                .map_err(|e| format!("--json-file {}: cannot write: {e}", path.display()))?;
+            eprintln!("wrote {}", path.display());
+        }
+        if self.json {
+            print!("{}", with_newline(json));
+        }
+        Ok(self.json)
+    }
+
+    /// [`Self::emit`] of a value, serialised.
+    pub fn emit_value<T: serde::Serialize>(&self, value: &T) -> Result<bool, String> {
+        if !self.json && self.json_file.is_none() {
+            return Ok(false);
+        }
+        let json = serde_json::to_string_pretty(value)
+            .map_err(|e| format!("cannot write the JSON report: {e}"))?;
+        self.emit(&json)
+    }
+}
+
+fn with_newline(text: &str) -> String {
+    if text.ends_with('\n') {
+        text.to_string()
+    } else {
+        format!("{text}\n")
+    }
+}

@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 
-use runner::exit::Outcome;
 use runner::host::project::Project;
 use runner::spec;
 
@@ -37,12 +36,5 @@ pub fn run(project: &Project, files: &[PathBuf]) -> Finish {
             }
         }
     }
-    if bad > 0 {
-        Finish {
-            outcome: Outcome::Unusable,
-            verdicts: Vec::new(),
-        }
-    } else {
-        Finish::ok()
-    }
+    Finish::unusable_if(bad)
 }

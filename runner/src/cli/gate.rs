@@ -8,15 +8,13 @@ use clap::Args;
 use std::time::{Instant, SystemTime};
 
 use runner::event::Event;
-use runner::exit::Outcome;
 use runner::gate::session::{Job, Progress};
 use runner::host::project::Project;
 use runner::report::export::{github, ExportInput, ExportManager, Format};
 use runner::report::json::{self};
 use runner::report::terminal::Terminal;
-use runner::spec;
 
-use super::args::{report_path, RunArgs};
+use super::args::{report_path, JsonArgs, RunArgs};
 use super::{unusable, Finish};
 
 #[derive(Debug, Args)]
@@ -29,13 +27,8 @@ pub struct GateArgs {
     #[arg(long, default_value = "granian", value_name = "NAME|PATH")]
     pub server: String,
 
-    /// Print the result as JSON on stdout (progress still goes to stderr).
-    #[arg(long)]
-    pub json: bool,
-
-    /// Also write the JSON report (the `--json` document) to PATH.
-    #[arg(long, value_name = "PATH")]
-    pub json_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: JsonArgs,
 
     /// Also write JUnit XML to PATH: a testcase per row and server.
     #[arg(long, value_name = "PATH")]
@@ -57,7 +50,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
         Err(e) => return unusable(&e),
     };
     for (flag, path) in [
-        ("--json-file", &args.json_file),
+        ("--json-file", &args.out.json_file),
         ("--junit", &args.junit),
         ("--markdown", &args.markdown),
     ] {
@@ -65,13 +58,9 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
             return unusable(&e);
         }
     }
-    let rows = match runner::spec::row::resolve_rows(&project.specs_dir(), &args.rows) {
+    let (rows, profile) = match super::rows_and_profile(project, &args.rows, &args.server) {
         Ok(r) => r,
-        Err(e) => return unusable(&e.to_string()),
-    };
-    let profile = match spec::resolve_profile(&project.servers_dir(), &args.server) {
-        Ok(p) => p,
-        Err(e) => return unusable(&e.to_string()),
+        Err(e) => return unusable(&e),
     };
     let jobs: Vec<Job> = rows
         .into_iter()
@@ -88,7 +77,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
     let terminal = RefCell::new(Terminal::new(std::io::stdout()));
     let mut emit = |e: Event<'_>| {
         // With --json, stdout carries only the JSON document.
-        if !(args.json && matches!(e, Event::GateFinished(_))) {
+        if !(args.out.json && matches!(e, Event::GateFinished(_))) {
             terminal.borrow_mut().event(&e);
         }
     };
@@ -116,7 +105,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
             note.during.as_deref().unwrap_or("set-up")
         );
     }
-    if args.json {
+    if args.out.json {
         println!("{}", json::render(&progress.results, note.clone()));
     } else {
         terminal.borrow_mut().summary(&progress.results);
@@ -126,7 +115,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
         // With --json, stdout carries only the JSON document; GitHub reads
         // workflow commands from stderr too.
         for line in github::annotations(&project.root, &progress.results) {
-            if args.json {
+            if args.out.json {
                 eprintln!("{line}");
             } else {
                 println!("{line}");
@@ -134,7 +123,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
         }
     }
     let mut exports = ExportManager::new();
-    exports.add(Format::Json, args.json_file.as_deref());
+    exports.add(Format::Json, args.out.json_file.as_deref());
     exports.add(Format::Junit, args.junit.as_deref());
     exports.add(Format::Markdown, args.markdown.as_deref());
     exports.with_step_summary(github::step_summary());
@@ -156,11 +145,5 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
             finish
         };
     }
-    match interrupted {
-        Some(signal) => Finish {
-            outcome: Outcome::Interrupted { signal },
-            verdicts,
-        },
-        None => Finish::verdicts(verdicts),
-    }
+    Finish::ended(interrupted, verdicts)
 }

@@ -15,7 +15,6 @@ use std::time::Duration;
 use clap::Args;
 use serde::Serialize;
 
-use runner::exit::Outcome;
 use runner::gil::{self, Expect, GilBlock, GilFigures, GilJudgement, GilRun, InstrumentChoice};
 use runner::host::limits::Limits;
 use runner::host::machine_lock::MachineLock;
@@ -23,6 +22,7 @@ use runner::host::project::Project;
 use runner::host::{pyenv, signals};
 use runner::verdict::Verdict;
 
+use super::args::JsonArgs;
 use super::{unusable, Finish};
 
 #[derive(Debug, Args)]
@@ -70,9 +70,8 @@ pub struct GilProbeArgs {
     #[arg(long, default_value = "auto", value_name = "auto|schedstat|iterations")]
     pub instrument: String,
 
-    /// Print the verdict, figures and raw run as JSON on stdout.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub out: JsonArgs,
 
     /// How long to wait for a gate running on this machine (they take turns).
     #[arg(long, default_value_t = Limits::DEFAULT_MACHINE_WAIT_MS, value_name = "MS")]
@@ -139,6 +138,9 @@ fn block(args: &GilProbeArgs) -> Result<GilBlock, String> {
 }
 
 pub async fn run(project: &Project, python: Option<&Path>, args: &GilProbeArgs) -> Finish {
+    if let Err(e) = args.out.check() {
+        return unusable(&e);
+    }
     if !args.stage.is_empty() {
         return stages::run(project, python, args).await;
     }
@@ -162,16 +164,9 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GilProbeArgs) 
     };
     let lock_path = project.state_dir().join("measure.lock");
     let wait = Duration::from_millis(args.machine_wait_ms);
-    let lock = match MachineLock::acquire(&lock_path, wait).await {
-        Ok(Some(lock)) => lock,
-        Ok(None) => {
-            return cannot_judge(&format!(
-                "another gate held {} for {} s; wait for it, or raise --machine-wait-ms",
-                lock_path.display(),
-                wait.as_secs()
-            ))
-        }
-        Err(e) => return cannot_judge(&format!("cannot lock {}: {e}", lock_path.display())),
+    let lock = match MachineLock::take(&lock_path, wait).await {
+        Ok(lock) => lock,
+        Err(e) => return cannot_judge(&e),
     };
     eprintln!(
         "gil-probe {} in {}: {} rounds of {} ms per arm",
@@ -191,28 +186,24 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GilProbeArgs) 
                 "interrupted by {}; the probe's processes were stopped",
                 signals::name(signal)
             );
-            return Finish {
-                outcome: Outcome::Interrupted { signal },
-                verdicts: Vec::new(),
-            };
+            return Finish::interrupted(signal, Vec::new());
         }
     };
     let judgement = gil::judge(&plan, &run);
-    if args.json {
-        let out = JsonOut {
-            verdict: judgement.verdict,
-            answer: judgement.figures.as_ref().and_then(|f| f.answer),
-            reason: &judgement.reason,
-            confidence: &judgement.confidence,
-            headline: &judgement.headline,
-            figures: judgement.figures.as_ref(),
-            run: &run,
-        };
-        match serde_json::to_string_pretty(&out) {
-            Ok(s) => println!("{s}"),
-            Err(e) => return unusable(&format!("cannot write the JSON report: {e}")),
-        }
-    } else {
+    let out = JsonOut {
+        verdict: judgement.verdict,
+        answer: judgement.figures.as_ref().and_then(|f| f.answer),
+        reason: &judgement.reason,
+        confidence: &judgement.confidence,
+        headline: &judgement.headline,
+        figures: judgement.figures.as_ref(),
+        run: &run,
+    };
+    let printed = match args.out.emit_value(&out) {
+        Ok(p) => p,
+        Err(e) => return unusable(&e),
+    };
+    if !printed {
         let target = judgement
             .figures
             .as_ref()
@@ -359,13 +350,10 @@ mod stages {
         let Some(table) = stages::table(&inputs, cores) else {
             return cannot_judge("no stage has a time per call");
         };
-        if args.json {
-            match serde_json::to_string_pretty(&table) {
-                Ok(s) => println!("{s}"),
-                Err(e) => return unusable(&format!("cannot write the JSON report: {e}")),
-            }
-        } else {
-            print!("{}", stages::render(&table));
+        match args.out.emit_value(&table) {
+            Ok(true) => {}
+            Ok(false) => print!("{}", stages::render(&table)),
+            Err(e) => return unusable(&e),
         }
         let verdicts = judged.iter().map(|(_, j)| j.verdict).collect::<Vec<_>>();
         if table.binds.is_none() {

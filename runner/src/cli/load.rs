@@ -18,7 +18,7 @@ use runner::sweep::request::{SweepField, DEFAULT_CONNECTIONS, DEFAULT_DURATION, 
 use runner::sweep::table::{check_text, num};
 use runner::verdict::Verdict;
 
-use super::args::sweep_flag;
+use super::args::{sweep_flag, JsonArgs};
 use super::{unusable, Finish};
 
 #[derive(Debug, Args)]
@@ -54,9 +54,8 @@ pub struct LoadArgs {
     #[arg(long, default_value_t = Limits::DEFAULT_REQUEST_MS, value_name = "MS")]
     pub request_timeout_ms: u64,
 
-    /// Print the result as JSON on stdout.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub out: JsonArgs,
 }
 
 struct LoadOptions {
@@ -97,17 +96,19 @@ fn options(args: &LoadArgs) -> Result<LoadOptions, String> {
 }
 
 pub async fn run(args: &LoadArgs) -> Finish {
+    if let Err(e) = args.out.check() {
+        return unusable(&e);
+    }
     let opts = match options(args) {
         Ok(o) => o,
         Err(e) => return unusable(&e),
     };
     let result = load::run(&opts.plan, &mut |_| {}).await;
-    if args.json {
-        match serde_json::to_string_pretty(&result) {
-            Ok(s) => println!("{s}"),
-            Err(e) => return unusable(&format!("cannot render the result: {e}")),
-        }
-    } else {
+    let printed = match args.out.emit_value(&result) {
+        Ok(p) => p,
+        Err(e) => return unusable(&e),
+    };
+    if !printed {
         let lat = result.latency;
         println!(
             "{} on {}: {:.1} req/s, p50 {} ms, p90 {} ms, p99 {} ms, max {} ms; {} requests, errors {}; {}",

@@ -10,7 +10,6 @@ use std::time::Instant;
 use clap::Args;
 
 use runner::event::Event;
-use runner::exit::Outcome;
 use runner::gate::request::RunPlan;
 use runner::gate::session::{Job, Progress};
 use runner::host::project::Project;
@@ -42,14 +41,13 @@ pub struct MatrixArgs {
     #[arg(long, value_name = "PATH")]
     pub markdown: Option<PathBuf>,
 
-    /// Also write the matrix and every gate's result as JSON to PATH.
-    #[arg(long, value_name = "PATH")]
-    pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: JsonArgs,
 
     #[command(flatten)]
     pub run: RunArgs,
 }
-use super::args::RunArgs;
+use super::args::{json_is_a_flag_now, JsonArgs, RunArgs};
 use super::{unusable, Finish};
 
 /// Validated `matrix` options.
@@ -62,7 +60,11 @@ fn options(args: &MatrixArgs) -> Result<MatrixOptions, String> {
     if args.servers.iter().any(|s| s.trim().is_empty()) {
         return Err("--servers: an empty name; give names or paths separated by commas".into());
     }
-    for (flag, path) in [("--markdown", &args.markdown), ("--json", &args.json)] {
+    json_is_a_flag_now(args.out.json, &args.rows)?;
+    for (flag, path) in [
+        ("--markdown", &args.markdown),
+        ("--json-file", &args.out.json_file),
+    ] {
         if let Some(dir) = path.as_ref().and_then(|p| p.parent()) {
             if !dir.as_os_str().is_empty() && !dir.is_dir() {
                 return Err(format!(
@@ -194,12 +196,11 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
             server_pgid: progress.current_pgid,
         }),
     };
-    print!("{}", matrix.render_text());
-    let mut write_error = None;
-    for (path, text) in [
-        (&args.markdown, matrix.render_markdown()),
-        (&args.json, matrix.render_json()),
-    ] {
+    if !args.out.json {
+        print!("{}", matrix.render_text());
+    }
+    let mut write_error = args.out.emit(&matrix.render_json()).err();
+    for (path, text) in [(&args.markdown, matrix.render_markdown())] {
         if let Some(path) = path {
             if let Err(e) = std::fs::write(path, text) {
                 write_error = Some(format!("cannot write {}: {e}", path.display()));
@@ -210,11 +211,5 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
         return unusable(&e);
     }
     let verdicts = progress.results.iter().map(|r| r.verdict()).collect();
-    match interrupted {
-        Some(signal) => Finish {
-            outcome: Outcome::Interrupted { signal },
-            verdicts,
-        },
-        None => Finish::verdicts(verdicts),
-    }
+    Finish::ended(interrupted, verdicts)
 }

@@ -199,6 +199,47 @@ impl Finish {
     pub fn ok() -> Self {
         Self::verdicts(Vec::new())
     }
+
+    /// Stopped by `signal` (SIGINT, SIGTERM), with the verdicts reached.
+    pub fn interrupted(signal: i32, verdicts: Vec<Verdict>) -> Self {
+        Self {
+            outcome: Outcome::Interrupted { signal },
+            verdicts,
+        }
+    }
+
+    /// The verdicts, or an interruption carrying them.
+    pub fn ended(interrupted: Option<i32>, verdicts: Vec<Verdict>) -> Self {
+        match interrupted {
+            Some(signal) => Self::interrupted(signal, verdicts),
+            None => Self::verdicts(verdicts),
+        }
+    }
+
+    /// Unusable when any of the inputs checked was bad.
+    pub fn unusable_if(bad: usize) -> Self {
+        if bad > 0 {
+            Self {
+                outcome: Outcome::Unusable,
+                verdicts: Vec::new(),
+            }
+        } else {
+            Self::ok()
+        }
+    }
+}
+
+/// The rows and the server profile `ROW...` and `--server` name.
+pub fn rows_and_profile(
+    project: &Project,
+    rows: &[String],
+    server: &str,
+) -> Result<(Vec<runner::spec::row::Row>, runner::spec::Profile), String> {
+    let rows =
+        runner::spec::row::resolve_rows(&project.specs_dir(), rows).map_err(|e| e.to_string())?;
+    let profile =
+        runner::spec::resolve_profile(&project.servers_dir(), server).map_err(|e| e.to_string())?;
+    Ok((rows, profile))
 }
 
 /// Prints `message` as an error; the input could not be used.
@@ -269,4 +310,54 @@ pub fn interrupted_note(
         during: progress.current.clone(),
         server_pgid: progress.current_pgid,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each measuring command with its required arguments.
+    const COMMANDS: [&[&str]; 8] = [
+        &["gate", "E19"],
+        &["stress", "E19", "--runs", "1"],
+        &["matrix"],
+        &["signoff", "--server", "granian"],
+        &["gil-probe", "time:sleep"],
+        &["sweep"],
+        &["advise"],
+        &["load", "--addr", "127.0.0.1:8000"],
+    ];
+
+    fn parse(argv: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(["runner"].iter().chain(argv))
+    }
+
+    #[test]
+    fn every_command_takes_json_and_json_file() {
+        for base in COMMANDS {
+            let argv: Vec<&str> = base
+                .iter()
+                .copied()
+                .chain(["--json", "--json-file", "r.json"])
+                .collect();
+            assert!(
+                parse(&argv).is_ok(),
+                "{argv:?}: {}",
+                parse(&argv).unwrap_err()
+            );
+            // Its twin: --json takes no path (a path is a stray argument).
+            let stray: Vec<&str> = base.iter().copied().chain(["--json=r.json"]).collect();
+            assert!(parse(&stray).is_err(), "{stray:?}");
+        }
+        // And a command without a report refuses them.
+        assert!(parse(&["list", "--json"]).is_err());
+    }
+
+    #[test]
+    fn an_old_json_path_is_refused_with_the_new_spelling() {
+        let e = args::json_is_a_flag_now(true, &["out.json".to_string()]).unwrap_err();
+        assert!(e.contains("--json-file out.json"), "{e}");
+        assert!(args::json_is_a_flag_now(true, &["E19".to_string()]).is_ok());
+        assert!(args::json_is_a_flag_now(false, &["x.json".to_string()]).is_ok());
+    }
 }

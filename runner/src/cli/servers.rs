@@ -4,7 +4,6 @@
 
 use std::path::{Path, PathBuf};
 
-use runner::exit::Outcome;
 use runner::host::project::Project;
 use runner::server::status::{self, ServerStatus};
 use runner::spec;
@@ -38,14 +37,7 @@ pub fn run(project: &Project, python: Option<&Path>, wanted: &[String]) -> Finis
     };
     let statuses = status::statuses(&profiles, python.as_deref());
     print!("{}", render(project, &statuses));
-    if bad > 0 {
-        Finish {
-            outcome: Outcome::Unusable,
-            verdicts: Vec::new(),
-        }
-    } else {
-        Finish::ok()
-    }
+    Finish::unusable_if(bad)
 }
 
 /// The names of every profile in specs/servers/, sorted.

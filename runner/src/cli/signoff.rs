@@ -12,7 +12,6 @@ use std::time::{Instant, SystemTime};
 use clap::Args;
 
 use runner::event::Event;
-use runner::exit::Outcome;
 use runner::gate::result::GateResult;
 use runner::gate::session::{Job, Progress};
 use runner::host::project::Project;
@@ -22,10 +21,9 @@ use runner::report::export::markdown::MarkdownExporter;
 use runner::report::export::{iso8601, ExportInput, Exporter};
 use runner::report::fingerprint::Fingerprint;
 use runner::report::terminal::Terminal;
-use runner::spec;
 use runner::spec::Trials;
 
-use super::args::RunArgs;
+use super::args::{JsonArgs, RunArgs};
 use super::{unusable, Finish};
 
 #[derive(Debug, Args)]
@@ -44,22 +42,24 @@ pub struct SignoffArgs {
     pub rows: Vec<String>,
 
     #[command(flatten)]
+    pub report: JsonArgs,
+
+    #[command(flatten)]
     pub run: RunArgs,
 }
 
 pub async fn run(project: &Project, python: Option<&Path>, args: &SignoffArgs) -> Finish {
     let (started, clock) = (SystemTime::now(), Instant::now());
+    if let Err(e) = args.report.check() {
+        return unusable(&e);
+    }
     let run = match args.run.plan() {
         Ok(r) => r,
         Err(e) => return unusable(&e),
     };
-    let rows = match runner::spec::row::resolve_rows(&project.specs_dir(), &args.rows) {
+    let (rows, profile) = match super::rows_and_profile(project, &args.rows, &args.server) {
         Ok(r) => r,
-        Err(e) => return unusable(&e.to_string()),
-    };
-    let profile = match spec::resolve_profile(&project.servers_dir(), &args.server) {
-        Ok(p) => p,
-        Err(e) => return unusable(&e.to_string()),
+        Err(e) => return unusable(&e),
     };
     let out = args.out.clone().unwrap_or_else(|| {
         let stamp: String = iso8601(started)
@@ -93,7 +93,13 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SignoffArgs) -
         .collect();
 
     let progress = RefCell::new(Progress::default());
-    let terminal = RefCell::new(Terminal::new(std::io::stdout()));
+    // With --json, stdout carries only the JSON document.
+    let screen: Box<dyn std::io::Write> = if args.report.json {
+        Box::new(std::io::stderr())
+    } else {
+        Box::new(std::io::stdout())
+    };
+    let terminal = RefCell::new(Terminal::new(screen));
     let mut emit = |e: Event<'_>| terminal.borrow_mut().event(&e);
     let fingerprint = RefCell::new(None);
     let interrupted = match super::run_jobs_interruptible(
@@ -131,18 +137,20 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SignoffArgs) -
         Ok(w) => w,
         Err(e) => return unusable(&e),
     };
-    println!("sign-off bundle: {}", out.display());
+    if let Err(e) = args.report.emit(&JsonExporter.render(&input)) {
+        return unusable(&e);
+    }
+    let mut listing = format!("sign-off bundle: {}\n", out.display());
     for (name, bytes) in written {
-        println!("  {bytes:>9}  {name}");
+        listing.push_str(&format!("  {bytes:>9}  {name}\n"));
+    }
+    if args.report.json {
+        eprint!("{listing}");
+    } else {
+        print!("{listing}");
     }
     let verdicts = progress.results.iter().map(|r| r.verdict()).collect();
-    match interrupted {
-        Some(signal) => Finish {
-            outcome: Outcome::Interrupted { signal },
-            verdicts,
-        },
-        None => Finish::verdicts(verdicts),
-    }
+    Finish::ended(interrupted, verdicts)
 }
 
 /// Creates `dir`, which must not exist yet or be empty: a bundle never

@@ -19,7 +19,6 @@ use serde::Serialize;
 use serde_json::Value;
 
 use runner::event::Event;
-use runner::exit::Outcome;
 use runner::gate::request::RunPlan;
 use runner::gate::result::GateResult;
 use runner::gate::session::{run_jobs, Job, Progress};
@@ -31,7 +30,7 @@ use runner::stats::Spread;
 use runner::verdict::Verdict;
 use runner::{host::pyenv, host::signals, spec};
 
-use super::args::RunArgs;
+use super::args::{JsonArgs, RunArgs};
 use super::{unusable, Finish};
 
 #[derive(Debug, Args)]
@@ -58,9 +57,8 @@ pub struct StressArgs {
     #[arg(long, value_enum)]
     pub expect: Option<Expect>,
 
-    /// Print the summary and every run as JSON on stdout.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub out: JsonArgs,
 
     #[command(flatten)]
     pub run: RunArgs,
@@ -69,8 +67,8 @@ pub struct StressArgs {
 /// `--noise`: the engine's value list, offered and checked by clap.
 fn noise_value() -> impl clap::builder::TypedValueParser<Value = Noise> {
     use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(Noise::ALL.map(Noise::name))
-        .try_map(|s| s.parse::<Noise>())
+    let values = Noise::ALL.map(|n| clap::builder::PossibleValue::new(n.name()).help(n.describe()));
+    clap::builder::PossibleValuesParser::new(values).try_map(|s| s.parse::<Noise>())
 }
 
 /// The verdicts `runner stress --expect` takes: the two that claim something.
@@ -276,6 +274,9 @@ fn render(s: &Summary) -> String {
 }
 
 pub async fn run(project: &Project, python: Option<&Path>, args: &StressArgs) -> Finish {
+    if let Err(e) = args.out.check() {
+        return unusable(&e);
+    }
     let opts = match options(args) {
         Ok(o) => o,
         Err(e) => return unusable(&e),
@@ -396,26 +397,17 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &StressArgs) ->
         interrupted.map(|s| signals::name(s).to_string()),
         load_pgids.take(),
     );
-    if args.json {
-        match serde_json::to_string_pretty(&summary) {
-            Ok(s) => println!("{s}"),
-            Err(e) => return unusable(&format!("cannot render the summary: {e}")),
-        }
-    } else {
-        print!("{}", render(&summary));
+    match args.out.emit_value(&summary) {
+        Ok(true) => {}
+        Ok(false) => print!("{}", render(&summary)),
+        Err(e) => return unusable(&e),
     }
     let verdicts = if summary.wrong > 0 {
         vec![Verdict::Fail]
     } else {
         Vec::new()
     };
-    match interrupted {
-        Some(signal) => Finish {
-            outcome: Outcome::Interrupted { signal },
-            verdicts,
-        },
-        None => Finish::verdicts(verdicts),
-    }
+    Finish::ended(interrupted, verdicts)
 }
 
 #[cfg(test)]
@@ -441,7 +433,7 @@ mod tests {
             server: "granian".into(),
             noise: Noise::None,
             expect: None,
-            json: false,
+            out: JsonArgs::default(),
             run: RunArgs {
                 trials: None,
                 request_timeout_ms: 30_000,

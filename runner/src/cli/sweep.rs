@@ -12,7 +12,6 @@ use std::time::Instant;
 
 use clap::Args;
 
-use runner::exit::Outcome;
 use runner::host::limits::Limits;
 use runner::host::project::Project;
 use runner::host::signals;
@@ -26,7 +25,7 @@ use runner::sweep::terminal::{self, Progress};
 use runner::sweep::{self, SweepContext, SweepResult};
 use runner::verdict::Verdict;
 
-use super::args::{report_path, sweep_flag};
+use super::args::{json_is_a_flag_now, report_path, sweep_flag, AppArgs, JsonArgs};
 use super::{unusable, Finish};
 
 #[derive(Debug, Args)]
@@ -83,18 +82,11 @@ pub struct SweepArgs {
     #[arg(long, default_value = DEFAULT_WARMUP, value_name = "TIME")]
     pub warmup: String,
 
-    /// Your own WSGI app, as MODULE:ATTR (needs --app-dir); the fixture
-    /// (fixtures/bareapp, app:app) by default.
-    #[arg(long, value_name = "MODULE:ATTR")]
-    pub app: Option<String>,
+    #[command(flatten)]
+    pub app: AppArgs,
 
-    /// The folder --app is imported from (the server's working directory).
-    #[arg(long, value_name = "DIR")]
-    pub app_dir: Option<PathBuf>,
-
-    /// Also write every setting's figures as JSON to PATH.
-    #[arg(long, value_name = "PATH")]
-    pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: JsonArgs,
 
     /// Also write the table as CSV to PATH.
     #[arg(long, value_name = "PATH")]
@@ -141,8 +133,8 @@ impl SweepArgs {
                 duration: self.duration.clone(),
                 warmup: self.warmup.clone(),
                 request_timeout_ms: self.request_timeout_ms,
-                app: self.app.clone(),
-                app_dir: self.app_dir.clone(),
+                app: self.app.app.clone(),
+                app_dir: self.app.app_dir.clone(),
                 machine_wait_ms: self.machine_wait_ms,
             },
         }
@@ -151,7 +143,7 @@ impl SweepArgs {
     /// The report files asked for, each checked.
     fn reports(&self) -> Result<Reports, String> {
         for (flag, path) in [
-            ("--json", &self.json),
+            ("--json-file", &self.out.json_file),
             ("--csv", &self.csv),
             ("--markdown", &self.markdown),
             ("--svg", &self.svg),
@@ -163,7 +155,7 @@ impl SweepArgs {
             .clone()
             .or_else(|| self.markdown.as_ref().map(|m| m.with_extension("svg")));
         Ok(Reports {
-            json: self.json.clone(),
+            json: self.out.json_file.clone(),
             csv: self.csv.clone(),
             markdown: self.markdown.clone(),
             svg,
@@ -172,6 +164,9 @@ impl SweepArgs {
 }
 
 pub async fn run(project: &Project, python: Option<&Path>, args: &SweepArgs) -> Finish {
+    if let Err(e) = json_is_a_flag_now(args.out.json, args.row.iter()) {
+        return unusable(&e);
+    }
     let row = match &args.row {
         Some(wanted) => {
             match sweep::row::resolve(
@@ -227,7 +222,11 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SweepArgs) -> 
         elapsed_s: started.elapsed().as_secs_f64(),
         interrupted: interrupted.map(|s| signals::name(s).to_string()),
     };
-    print!("{}", terminal::render(&result));
+    if args.out.json {
+        print!("{}", export::json::render(&result));
+    } else {
+        print!("{}", terminal::render(&result));
+    }
     match export::write_all(&result, &reports) {
         Ok(paths) => {
             for p in paths {
@@ -237,10 +236,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SweepArgs) -> 
         Err(e) => return unusable(&e),
     }
     match interrupted {
-        Some(signal) => Finish {
-            outcome: Outcome::Interrupted { signal },
-            verdicts: Vec::new(),
-        },
+        Some(signal) => Finish::interrupted(signal, Vec::new()),
         None if result.clean() => Finish::ok(),
         None => Finish::verdicts(vec![Verdict::CannotJudge]),
     }
@@ -290,7 +286,14 @@ mod tests {
             );
         }
         // Its twin: report flags and --server go with a row.
-        let argv = ["blocking-threads", "--server", "waitress", "--csv", "x.csv"];
+        let argv = [
+            "blocking-threads",
+            "--server",
+            "waitress",
+            "--json",
+            "--json-file",
+            "x.json",
+        ];
         assert!(sweep_args(&argv).is_ok());
     }
 }

@@ -57,13 +57,13 @@ pub async fn run_gate(
     });
     // The lock is held until every server of this gate is stopped: a server
     // shutting down still burns CPU, which the next gate would measure.
-    let lock = MachineLock::acquire(
+    let lock = MachineLock::take(
         &ctx.project.state_dir().join("measure.lock"),
         ctx.limits.machine_wait,
     )
     .await;
     let outcome = match &lock {
-        Ok(Some(_)) => {
+        Ok(_) => {
             let mut on_probe = |e: ProbeEvent| match e {
                 ProbeEvent::ServerReady { after, pgid } => emit(Event::ServerReady {
                     row: &row.id,
@@ -86,13 +86,7 @@ pub async fn run_gate(
             };
             row.plan.run(&mut probe_ctx).await
         }
-        Ok(None) => Err(Stop::cannot_judge(format!(
-            "another gate held .gates/measure.lock for {} s; wait for it, or raise --machine-wait-ms",
-            ctx.limits.machine_wait.as_secs()
-        ))),
-        Err(e) => Err(Stop::cannot_judge(format!(
-            "cannot lock .gates/measure.lock: {e}"
-        ))),
+        Err(e) => Err(Stop::cannot_judge(e.clone())),
     };
     let (tail, exited) = pool.as_mut().map_or((None, None), ServerPool::stop_all);
     drop(lock);

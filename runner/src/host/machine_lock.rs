@@ -52,4 +52,42 @@ impl MachineLock {
             tokio::time::sleep(RETRY).await;
         }
     }
+
+    /// [`Self::acquire`], with the one message every measurement gives when
+    /// it cannot have the lock (another gate or sweep held it all along, or
+    /// the lock file failed).
+    pub async fn take(path: &Path, limit: Duration) -> Result<Self, String> {
+        match Self::acquire(path, limit).await {
+            Ok(Some(lock)) => Ok(lock),
+            Ok(None) => Err(format!(
+                "another gate or sweep held {} for {} s; wait for it, or raise --machine-wait-ms",
+                path.display(),
+                limit.as_secs()
+            )),
+            Err(e) => Err(format!("cannot lock {}: {e}", path.display())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_held_lock_names_its_file_and_the_flag() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("measure.lock");
+        let held = MachineLock::take(&path, Duration::ZERO).await.unwrap();
+        let e = MachineLock::take(&path, Duration::from_millis(50))
+            .await
+            .err()
+            .unwrap();
+        assert!(
+            e.contains("measure.lock") && e.contains("--machine-wait-ms"),
+            "{e}"
+        );
+        // Its twin: once released, the lock is taken.
+        drop(held);
+        assert!(MachineLock::take(&path, Duration::ZERO).await.is_ok());
+    }
 }

@@ -43,6 +43,15 @@ impl Noise {
         }
     }
 
+    /// What the load does, in a line (the value list's help).
+    pub fn describe(self) -> &'static str {
+        match self {
+            Noise::None => "No load of our own",
+            Noise::Burst => "One core busy for 100 ms, then idle for 100 ms, over and over",
+            Noise::Spin => "One core busy all the time",
+        }
+    }
+
     /// (busy ms, idle ms) per period; None for no load.
     pub fn duty_ms(self) -> Option<(u64, u64)> {
         match self {

@@ -337,19 +337,10 @@ async fn run_setting(
     };
     // Held until this setting's server is stopped: a server shutting down
     // still burns CPU, which the next measurement would see.
-    let lock = match MachineLock::acquire(&ctx.lock_path, plan.machine_wait).await {
-        Ok(Some(lock)) => lock,
-        Ok(None) => {
-            result.reason = Some(format!(
-                "another gate or sweep held {} for {} s; wait for it, or raise --machine-wait-ms",
-                ctx.lock_path.display(),
-                plan.machine_wait.as_secs()
-            ));
-            result.elapsed_s = started.elapsed().as_secs_f64();
-            return result;
-        }
+    let lock = match MachineLock::take(&ctx.lock_path, plan.machine_wait).await {
+        Ok(lock) => lock,
         Err(e) => {
-            result.reason = Some(format!("cannot lock {}: {e}", ctx.lock_path.display()));
+            result.reason = Some(e);
             result.elapsed_s = started.elapsed().as_secs_f64();
             return result;
         }

@@ -29,8 +29,9 @@ pub const DEFAULT_CONNECTIONS: u32 = 8;
 pub const DEFAULT_DURATION: &str = "5s";
 pub const DEFAULT_WARMUP: &str = "1s";
 
-/// What to sweep: the flags of `runner sweep`, and the keys of a sweep
-/// row's `sweep:` block.
+// The doc line below is the row schema's description (a test checks the
+// checked-in copy): a request is also a sweep row's `sweep:` block.
+/// What to sweep: the flags of `runner sweep`, as keys.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "SweepBlock")]

@@ -187,28 +187,9 @@ pub async fn measure(spec: &PairSpec<'_>) -> GilAnswer {
         pair,
         call: None,
     };
-    let lock = match MachineLock::acquire(spec.lock_path, spec.limits.machine_wait).await {
-        Ok(Some(lock)) => lock,
-        Ok(None) => {
-            return answer(
-                None,
-                String::new(),
-                format!(
-                "another gate or sweep held {} for {} s; wait for it, or raise --machine-wait-ms",
-                spec.lock_path.display(),
-                spec.limits.machine_wait.as_secs()
-            ),
-                None,
-            )
-        }
-        Err(e) => {
-            return answer(
-                None,
-                String::new(),
-                format!("cannot lock {}: {e}", spec.lock_path.display()),
-                None,
-            )
-        }
+    let lock = match MachineLock::take(spec.lock_path, spec.limits.machine_wait).await {
+        Ok(lock) => lock,
+        Err(e) => return answer(None, String::new(), e, None),
     };
     let run = run_pair(spec).await;
     drop(lock);

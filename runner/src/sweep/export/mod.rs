@@ -1,4 +1,4 @@
-//! The sweep's report files, one exporter per format (`--json`, `--csv`,
+//! The sweep's report files, one exporter per format (`--json-file`, `--csv`,
 //! `--markdown`, `--svg`). Exporters render text from a finished
 //! [`SweepResult`]; [`write_all`] writes the files, so a failed write is an
 //! error naming the flag that asked for it.
@@ -40,7 +40,7 @@ fn write(flag: &str, path: &Path, text: &str) -> Result<(), String> {
 pub fn write_all(result: &SweepResult, reports: &Reports) -> Result<Vec<PathBuf>, String> {
     let mut written = Vec::new();
     if let Some(p) = &reports.json {
-        write("--json", p, &json::render(result))?;
+        write("--json-file", p, &json::render(result))?;
         written.push(p.clone());
     }
     if let Some(p) = &reports.csv {
