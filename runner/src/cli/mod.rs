@@ -34,12 +34,13 @@ use runner::verdict::Verdict;
 )]
 pub struct Cli {
     /// The gates checkout (with specs/ and fixtures/bareapp/); found from the
-    /// current directory by default.
+    /// current directory by default, else the rows and fixtures built into
+    /// the runner, with its state in ~/.cache/concurrency-gates.
     #[arg(long, global = true, value_name = "DIR")]
     pub project_dir: Option<PathBuf>,
 
     /// An interpreter that already has the server installed, instead of the
-    /// runner's own virtualenv (.gates/venv).
+    /// runner's own virtualenv (.gates/venv, or the cache's venv).
     #[arg(long, global = true, value_name = "PATH")]
     pub python: Option<PathBuf>,
 

@@ -1,6 +1,7 @@
-//! The Python side: a virtualenv under `.gates/venv` with the pinned servers
-//! from `specs/servers/requirements.txt`, prepared on first use and rebuilt
-//! when the pins change or its interpreter is gone.
+//! The Python side: a virtualenv in the state folder (`.gates/venv` in a
+//! checkout, `~/.cache/concurrency-gates/venv` for an installed runner) with
+//! the pinned servers from `specs/servers/requirements.txt`, prepared on
+//! first use and rebuilt when the pins change or its interpreter is gone.
 //!
 //! A stamp file records a hash of the requirements; a matching stamp and a
 //! working `python` link mean reuse. A file lock serialises preparation,

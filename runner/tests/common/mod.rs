@@ -172,3 +172,32 @@ pub fn faultserver_profile(dir: &Path, fault: &str, extra: &[&str]) -> PathBuf {
     std::fs::write(&path, profile.to_string()).unwrap();
     path
 }
+
+/// The README's fenced ```yaml block that contains `marker`, dedented.
+pub fn readme_yaml(marker: &str) -> String {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let mut blocks = Vec::new();
+    let mut current: Option<Vec<&str>> = None;
+    for line in readme.lines() {
+        match (&mut current, line.trim_start()) {
+            (None, "```yaml") => current = Some(Vec::new()),
+            (Some(_), "```") => blocks.extend(current.take()),
+            (Some(lines), _) => lines.push(line),
+            (None, _) => {}
+        }
+    }
+    let block = blocks
+        .into_iter()
+        .find(|b| b.iter().any(|l| l.contains(marker)))
+        .unwrap_or_else(|| panic!("README has no yaml block with {marker:?}"));
+    let indent = block
+        .iter()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    block
+        .iter()
+        .map(|l| l.get(indent..).unwrap_or("").to_string() + "\n")
+        .collect()
+}
