@@ -9,8 +9,9 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::request::{SWEEP_DURATION_MAX, SWEEP_REPLIES_AT_LEAST};
 use super::NEAR_BEST;
-use crate::sweep::{SettingResult, Status};
+use crate::sweep::{self, SettingResult, Status, SweepContext, SweepPlan};
 
 /// The settings swept.
 pub const THREADS: [u32; 3] = [1, 2, 4];
@@ -24,6 +25,11 @@ pub struct Point {
     pub scaling: f64,
     pub cpu_pct: Option<f64>,
     pub run_queue_pct: Option<f64>,
+    /// The measured window (lengthened when a setting had too few replies).
+    pub window_s: f64,
+    /// The warm-up before it, and the handler threads it reached.
+    pub warmup_s: Option<f64>,
+    pub threads_reached: Option<u32>,
 }
 
 /// The figures question 2 stands on.
@@ -62,10 +68,6 @@ impl HeadroomFigures {
         self.best().map(|p| p.scaling)
     }
 
-    pub fn best_threads(&self) -> u32 {
-        self.best().map_or(1, |p| p.threads)
-    }
-
     /// The fewest threads that reach [`NEAR_BEST`] of the best req/s: more
     /// than that only adds run-queue wait.
     pub fn enough_threads(&self) -> u32 {
@@ -91,6 +93,41 @@ pub struct Headroom {
 /// one).
 pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Sweeps `plan` at each of [`THREADS`], one setting at a time: a setting
+/// that is slow (no reply in the window, none failed) or has fewer than
+/// [`SWEEP_REPLIES_AT_LEAST`] good replies is measured again with its window
+/// doubled, up to [`SWEEP_DURATION_MAX`]; then it is read as it is.
+pub async fn measure(ctx: &SweepContext<'_>, plan: &SweepPlan) -> Vec<SettingResult> {
+    let mut out = Vec::new();
+    for threads in THREADS {
+        let mut plan = SweepPlan {
+            threads: vec![threads],
+            ..plan.clone()
+        };
+        loop {
+            let mut one = Vec::new();
+            sweep::run(ctx, &plan, &mut one, &mut |_| {}).await;
+            let Some(result) = one.pop() else { break };
+            let too_few = match result.status {
+                Status::Slow => true,
+                Status::Clean => result
+                    .load
+                    .as_ref()
+                    .is_some_and(|l| l.requests < SWEEP_REPLIES_AT_LEAST),
+                _ => false,
+            };
+            if too_few && plan.duration * 2 <= SWEEP_DURATION_MAX {
+                plan.duration *= 2;
+                continue;
+            }
+            out.push(result);
+            break;
+        }
+    }
+    sweep::scale(&mut out);
+    out
 }
 
 /// Reads the sweep's settings (one per entry of [`THREADS`], in order).
@@ -134,6 +171,9 @@ pub fn read(settings: &[SettingResult], cores: usize) -> Headroom {
             scaling: s.scaling.unwrap_or(0.0),
             cpu_pct: s.cpu.map(|c| c.cpu_pct),
             run_queue_pct: s.cpu.map(|c| c.run_queue_pct),
+            window_s: s.load.as_ref().map_or(0.0, |l| l.window_s),
+            warmup_s: s.warmup.as_ref().map(|w| w.elapsed_s),
+            threads_reached: s.warmup.as_ref().map(|w| w.threads_reached),
         });
     }
     let Some(one) = one else {

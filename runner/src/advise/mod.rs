@@ -127,10 +127,9 @@ pub fn decide(q1: &GilAnswer, q2: &headroom::Headroom) -> Result<(Advice, String
         return Ok((
             Advice::Pool,
             format!(
-                "the view waits in a syscall: one request keeps its thread on a CPU {:.0}% of the time, so threads overlap the waits ({}x req/s at {} threads); the pool is built for this",
+                "the view waits in a syscall: one request keeps its thread on a CPU {:.0}% of the time, so threads overlap the waits (req/s against one thread: {}); the pool is built for this",
                 one * 100.0,
-                fmt_x(fig.best_scaling()),
-                fig.best_threads()
+                scaling_list(fig)
             ),
         ));
     }
@@ -146,9 +145,8 @@ pub fn decide(q1: &GilAnswer, q2: &headroom::Headroom) -> Result<(Advice, String
                 workers: fig.cores as u32,
             },
             format!(
-                "the work holds the GIL: one process is one request at a time ({}x req/s from 1 to {} threads), so more threads buy isolation only; {} cores, so {} spawned workers (preload off: each imports the app itself)",
-                fmt_x(fig.best_scaling()),
-                fig.best_threads(),
+                "the work holds the GIL: one process is one request at a time (req/s against one thread: {}), so more threads buy isolation only; {} cores, so {} spawned workers (preload off: each imports the app itself)",
+                scaling_list(fig),
                 fig.cores,
                 fig.cores
             ),
@@ -191,6 +189,21 @@ pub fn decide(q1: &GilAnswer, q2: &headroom::Headroom) -> Result<(Advice, String
             (1.0 - NEAR_BEST) * 100.0
         ),
     ))
+}
+
+/// `1.02x at 2 threads, 0.98x at 4 threads`: every point past one thread.
+fn scaling_list(fig: &headroom::HeadroomFigures) -> String {
+    let parts: Vec<String> = fig
+        .points
+        .iter()
+        .filter(|p| p.threads > 1)
+        .map(|p| format!("{:.2}x at {} threads", p.scaling, p.threads))
+        .collect();
+    if parts.is_empty() {
+        "one thread only swept".into()
+    } else {
+        parts.join(", ")
+    }
 }
 
 fn fmt_x(v: Option<f64>) -> String {
@@ -279,6 +292,9 @@ mod tests {
                         scaling: r / base,
                         cpu_pct: None,
                         run_queue_pct: None,
+                        window_s: 1.5,
+                        warmup_s: None,
+                        threads_reached: None,
                     })
                     .collect(),
             }),
@@ -304,6 +320,34 @@ mod tests {
         let pool = decide(&q1(Some(Work::Releases)), &q2(3.0, 0.0, SLEEP)).unwrap();
         assert_eq!(pool.0, Advice::Pool);
         assert!(pool.1.contains("3%"), "{}", pool.1);
+    }
+
+    #[test]
+    fn the_wording_names_each_point_past_one_thread() {
+        // Best at one thread: the old wording said "from 1 to 1 threads".
+        let flat_best_at_one: &[(u32, f64)] = &[(1, 180.0), (2, 170.0), (4, 160.0)];
+        let (_, why) = decide(&q1(Some(Work::Holds)), &q2(95.0, 5.0, flat_best_at_one)).unwrap();
+        assert!(
+            why.contains("0.94x at 2 threads, 0.89x at 4 threads"),
+            "{why}"
+        );
+        assert!(!why.contains("from 1 to 1"), "{why}");
+        // The twin: a sweep of one thread only says so, never "1 to 1".
+        let mut one = q2(95.0, 5.0, &[(1, 180.0)]);
+        if let Some(f) = one.figures.as_mut() {
+            assert_eq!(scaling_list(f), "one thread only swept");
+            f.points.push(Point {
+                threads: 2,
+                requests_per_s: 90.0,
+                scaling: 0.5,
+                cpu_pct: None,
+                run_queue_pct: None,
+                window_s: 1.5,
+                warmup_s: None,
+                threads_reached: None,
+            });
+            assert_eq!(scaling_list(f), "0.50x at 2 threads");
+        }
     }
 
     #[test]

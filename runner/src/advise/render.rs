@@ -43,17 +43,25 @@ pub fn render(r: &AdviceReport) -> String {
                 f.one_thread_cpu_pct,
                 f.one_thread_run_queue_pct
             );
-            let _ = writeln!(out, "     threads   req/s  scaling   cpu %   rq %");
+            let _ = writeln!(
+                out,
+                "     threads   req/s  scaling   cpu %   rq %  window  warm-up (threads reached)"
+            );
             for p in &f.points {
                 let pct = |v: Option<f64>| v.map_or_else(|| "-".into(), |v| format!("{v:.0}"));
                 let _ = writeln!(
                     out,
-                    "     {:>7} {:>7.1} {:>7.2}x {:>7} {:>6}",
+                    "     {:>7} {:>7.1} {:>7.2}x {:>7} {:>6} {:>6.1}s  {}",
                     p.threads,
                     p.requests_per_s,
                     p.scaling,
                     pct(p.cpu_pct),
-                    pct(p.run_queue_pct)
+                    pct(p.run_queue_pct),
+                    p.window_s,
+                    match (p.warmup_s, p.threads_reached) {
+                        (Some(w), Some(t)) => format!("{w:.1}s ({t})"),
+                        _ => "-".into(),
+                    }
                 );
             }
         }

@@ -20,6 +20,13 @@ use super::headroom;
 pub const SWEEP_WARMUP: &str = "300ms";
 pub const SWEEP_DURATION: &str = "1500ms";
 pub const SWEEP_CONNECTIONS: u32 = 8;
+/// A setting with fewer good replies than this cannot be read: its window
+/// is doubled, up to [`SWEEP_DURATION_MAX`], before advise gives up.
+pub const SWEEP_REPLIES_AT_LEAST: u64 = 20;
+pub const SWEEP_DURATION_MAX: std::time::Duration = std::time::Duration::from_secs(6);
+/// The warm-up's cap per setting (it ends sooner once every handler thread
+/// served the view and the rate settled).
+pub const SWEEP_WARMUP_CAP: std::time::Duration = std::time::Duration::from_secs(6);
 
 /// What to advise on.
 #[derive(Debug, Clone)]
@@ -33,6 +40,9 @@ pub struct AdviseRequest {
     pub server: String,
     pub app: Option<String>,
     pub app_dir: Option<PathBuf>,
+    /// Where the server is polled for readiness; default: the view itself
+    /// with `app`, the profile's `ready.path` otherwise.
+    pub ready_path: Option<String>,
     pub request_timeout_ms: u64,
     pub machine_wait_ms: u64,
 }
@@ -46,6 +56,7 @@ impl Default for AdviseRequest {
             server: DEFAULT_SERVER.into(),
             app: None,
             app_dir: None,
+            ready_path: None,
             request_timeout_ms: Limits::DEFAULT_REQUEST_MS,
             machine_wait_ms: Limits::DEFAULT_MACHINE_WAIT_MS,
         }
@@ -92,10 +103,15 @@ impl AdviseRequest {
             request_timeout_ms: self.request_timeout_ms,
             app: self.app.clone(),
             app_dir: self.app_dir.clone(),
+            ready_path: self.ready_path.clone(),
             machine_wait_ms: self.machine_wait_ms,
         }
         .plan(fixture_dir, servers_dir)
         .map_err(|e| e.map(AdviseField::Sweep))?;
+        let sweep = SweepPlan {
+            warmup_cap: SWEEP_WARMUP_CAP,
+            ..sweep
+        };
         let route = sweep.routes[0].clone();
         if !sweep.fixture && route.path.split('?').next() == Some("/work") {
             return Err(FieldError::new(

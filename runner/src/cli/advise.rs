@@ -19,7 +19,7 @@ use runner::host::project::Project;
 use runner::host::signals;
 use runner::request::FieldError;
 use runner::sweep::request::{DEFAULT_PATH, DEFAULT_SERVER};
-use runner::sweep::{self, SweepContext};
+use runner::sweep::SweepContext;
 use runner::verdict::Verdict;
 
 use super::args::{sweep_flag, AppArgs, JsonArgs};
@@ -75,6 +75,7 @@ impl AdviseArgs {
             server: self.server.clone(),
             app: self.app.app.clone(),
             app_dir: self.app.app_dir.clone(),
+            ready_path: self.app.ready_path.clone(),
             request_timeout_ms: self.request_timeout_ms,
             machine_wait_ms: self.machine_wait_ms,
         }
@@ -135,6 +136,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &AdviseArgs) ->
                     lock_path: &lock_path,
                     limits: opts.limits,
                     path: &opts.path,
+                    ready_path: opts.headroom.ready.for_route(&opts.path),
                 })
                 .await
             }
@@ -149,8 +151,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &AdviseArgs) ->
             logs_dir: logs_dir.clone(),
             lock_path: lock_path.clone(),
         };
-        let mut settings = Vec::new();
-        sweep::run(&ctx, &opts.headroom, &mut settings, &mut |_| {}).await;
+        let settings = headroom::measure(&ctx, &opts.headroom).await;
         let q2 = headroom::read(&settings, headroom::cores());
         Ok::<_, String>((q1, q2))
     };

@@ -64,6 +64,7 @@ pub fn sweep_flag(field: SweepField) -> &'static str {
         SweepField::RequestTimeoutMs => "--request-timeout-ms",
         SweepField::App => "--app",
         SweepField::AppDir => "--app-dir",
+        SweepField::ReadyPath => "--ready-path",
     }
 }
 
@@ -90,6 +91,12 @@ pub struct AppArgs {
     /// The folder --app is imported from (the server's working directory).
     #[arg(long, value_name = "DIR")]
     pub app_dir: Option<std::path::PathBuf>,
+
+    /// Readiness: the path polled until the server answers (any status,
+    /// unless the profile asks for one in `ready.status`). Default: the
+    /// route under test with --app, the profile's `ready.path` otherwise.
+    #[arg(long, value_name = "PATH")]
+    pub ready_path: Option<String>,
 }
 
 /// `--json` took a PATH in `sweep` and `matrix` before it meant "print":

@@ -53,6 +53,7 @@ pub async fn run_gate(
             app: APP.into(),
             app_dir: ctx.project.app_dir(),
             logs_dir: ctx.project.logs_dir(),
+            ready_path: None,
         })
     });
     // The lock is held until every server of this gate is stopped: a server

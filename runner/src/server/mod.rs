@@ -25,8 +25,8 @@ pub const LOG_TAIL_LINES: usize = 20;
 const LOG_FLUSH: Duration = Duration::from_secs(1);
 /// How often readiness is polled.
 const READY_POLL: Duration = Duration::from_millis(25);
-/// One readiness request's bound.
-const READY_REQUEST: Duration = Duration::from_millis(500);
+/// Characters of a readiness reply's body quoted in an error.
+const READY_BODY_CHARS: usize = 120;
 
 /// Why a server did not come up.
 #[derive(Debug, thiserror::Error)]
@@ -49,6 +49,8 @@ pub enum StartError {
     },
     #[error(transparent)]
     NotReady(Box<NotReady>),
+    #[error(transparent)]
+    NotAsAsked(Box<NotAsAsked>),
     #[error("the server listens on {addrs}, beyond loopback; servers under test must listen on loopback only (bind `{{host}}` in `argv` of {profile}, which the runner sets to {host}); it was stopped")]
     NotLoopback {
         addrs: String,
@@ -59,17 +61,35 @@ pub enum StartError {
     Log { log: String, source: std::io::Error },
 }
 
-/// A server that never answered its readiness check in time.
+/// A server that sent no complete HTTP reply on its readiness path in time
+/// (or only 503s: it said it was not ready yet).
 #[derive(Debug, thiserror::Error)]
-#[error("the server was not ready within {timeout_ms} ms (GET {path} never answered 200, last: {last}; raise `ready.timeout_ms` in {profile} if it is just slow); log {log}:\n{tail}")]
+#[error("the server was not ready within {timeout_ms} ms (GET {path} {last}; raise `ready.timeout_ms` in {profile} if it is just slow to start); log {log}:\n{tail}")]
 pub struct NotReady {
     timeout_ms: u64,
     path: String,
-    /// What the last readiness attempt got: refused, no reply, a status.
+    /// What the attempts got: no reply (and the last attempt's error), or
+    /// only 503s.
     last: String,
     profile: String,
     log: String,
     tail: String,
+}
+
+/// A server that answered its readiness path, but not with the status the
+/// profile asks for (`ready.status`): said at once, since waiting longer
+/// would not change a server that is up and answering.
+#[derive(Debug, thiserror::Error)]
+#[error("the server answered GET {path} with HTTP {got} ({body}) after {after_ms} ms, but {profile} asks for {wanted} (`ready.status`); give a route that answers {wanted} with --ready-path (or `ready_path` in the row), or drop `ready.status` from the profile to take any reply; log {log}")]
+pub struct NotAsAsked {
+    path: String,
+    got: u16,
+    wanted: u16,
+    /// The start of the reply's body, as text.
+    body: String,
+    after_ms: u64,
+    profile: String,
+    log: String,
 }
 
 /// A running, ready server.
@@ -79,7 +99,7 @@ pub struct Server {
     pub addr: SocketAddr,
     pub log: PathBuf,
     pub argv: Vec<String>,
-    /// From spawn to the first 200 from the readiness path.
+    /// From spawn to the first reply on the readiness path.
     pub ready_after: Duration,
 }
 
@@ -130,6 +150,9 @@ pub struct StartRequest<'a> {
     pub app: &'a str,
     pub app_dir: &'a Path,
     pub log: &'a Path,
+    /// The readiness path instead of the profile's `ready.path`
+    /// (`--ready-path`, or the route under test for the user's own app).
+    pub ready_path: Option<&'a str>,
 }
 
 /// A server spawned but not yet ready: its process group and argv are known,
@@ -139,6 +162,7 @@ pub struct Starting {
     started: Instant,
     ready_path: String,
     ready_timeout_ms: u64,
+    ready_status: Option<u16>,
     profile_file: String,
     host_text: String,
 }
@@ -153,19 +177,25 @@ impl Starting {
     }
 
     /// Waits (bounded by the profile's `ready.timeout_ms`) until the server
-    /// answers 200 on its readiness path and listens on loopback only. On
-    /// error the server is dropped, which stops its whole process group.
+    /// sends a complete HTTP reply on its readiness path, whatever its
+    /// status (a user's app may answer 404 on `/`: it is up all the same),
+    /// and listens on loopback only. When the profile asks for a status
+    /// (`ready.status`) and the server answers another, that is said at
+    /// once. On error the server is dropped, which stops its whole process
+    /// group.
     pub async fn ready(self) -> Result<Server, StartError> {
         let Starting {
             mut server,
             started,
             ready_path,
             ready_timeout_ms,
+            ready_status,
             profile_file,
             host_text,
         } = self;
         let timeout = Duration::from_millis(ready_timeout_ms);
-        let mut last = String::from("no attempt");
+        let mut last = String::from("got no HTTP reply (no attempt yet)");
+        let mut seen_503 = false;
         loop {
             if let Some(status) = server.exited() {
                 return Err(StartError::Exited {
@@ -174,25 +204,59 @@ impl Starting {
                     tail: server.log_tail(),
                 });
             }
-            // A readiness request never outlives the readiness bound.
-            let left = timeout.saturating_sub(started.elapsed()).min(READY_REQUEST);
+            // A readiness request never outlives the readiness bound, and
+            // gets all of what is left: a refused connection returns at
+            // once, and a server that accepted is answering (the route may be
+            // a slow view, or its first request may build the app's state).
+            let left = timeout.saturating_sub(started.elapsed());
             if !left.is_zero() {
-                match http::get_once(server.addr, &ready_path, left).await {
-                    Ok(reply) if reply.status == 200 => {
-                        server.ready_after = started.elapsed();
-                        let stray = loopback::stray_listeners(server.pgid());
-                        if !stray.is_empty() {
-                            let addrs: Vec<String> = stray.iter().map(|a| a.to_string()).collect();
-                            return Err(StartError::NotLoopback {
-                                addrs: addrs.join(", "),
-                                host: host_text,
-                                profile: profile_file,
-                            });
+                // Raced against the leader's exit: a server whose leader
+                // died while something else holds its port must not be
+                // waited on for the whole bound.
+                let mut request = Box::pin(http::get_once(server.addr, &ready_path, left));
+                let answer = loop {
+                    tokio::select! {
+                        answer = &mut request => break Some(answer),
+                        () = tokio::time::sleep(READY_POLL) => {
+                            if server.exited().is_some() {
+                                break None;
+                            }
                         }
-                        return Ok(server);
                     }
-                    Ok(reply) => last = format!("HTTP {}", reply.status),
-                    Err(e) => last = e.to_string(),
+                };
+                drop(request);
+                let Some(answer) = answer else { continue };
+                match answer {
+                    Ok(reply) if ready_status.is_some_and(|s| s != reply.status) => {
+                        let body: String = reply.text().chars().take(READY_BODY_CHARS).collect();
+                        return Err(StartError::NotAsAsked(Box::new(NotAsAsked {
+                            path: ready_path,
+                            got: reply.status,
+                            wanted: ready_status.unwrap_or(200),
+                            body: format!("{:?}", body.trim()),
+                            after_ms: started.elapsed().as_millis() as u64,
+                            profile: profile_file,
+                            log: server.log.display().to_string(),
+                        })));
+                    }
+                    // 503 is the one status that says "up, not ready yet"
+                    // (RFC 9110, 15.6.4): keep polling, as a health check
+                    // that answers it while the app loads asks.
+                    Ok(reply) if reply.status == 503 && ready_status != Some(503) => {
+                        seen_503 = true;
+                        last = "answered only HTTP 503 Service Unavailable (the server says it is not ready yet)"
+                            .into();
+                    }
+                    Ok(_) => return ready_now(server, started, host_text, profile_file),
+                    // The headers came and the body runs past the cap:
+                    // the server is answering (a huge view as the path).
+                    Err(http::HttpError::TooLarge(_)) if ready_status.is_none() => {
+                        return ready_now(server, started, host_text, profile_file);
+                    }
+                    Err(e) if seen_503 => {
+                        last = format!("answered only HTTP 503 Service Unavailable (the server says it is not ready yet; last attempt: {e})");
+                    }
+                    Err(e) => last = format!("got no HTTP reply, last: {e}"),
                 }
             }
             if started.elapsed() >= timeout {
@@ -208,6 +272,26 @@ impl Starting {
             tokio::time::sleep(READY_POLL).await;
         }
     }
+}
+
+/// The server answered: it is ready once it listens on loopback only.
+fn ready_now(
+    mut server: Server,
+    started: Instant,
+    host: String,
+    profile: String,
+) -> Result<Server, StartError> {
+    server.ready_after = started.elapsed();
+    let stray = loopback::stray_listeners(server.pgid());
+    if !stray.is_empty() {
+        let addrs: Vec<String> = stray.iter().map(|a| a.to_string()).collect();
+        return Err(StartError::NotLoopback {
+            addrs: addrs.join(", "),
+            host,
+            profile,
+        });
+    }
+    Ok(server)
 }
 
 /// Starts a server and waits until it answers its readiness path.
@@ -273,8 +357,12 @@ pub fn spawn(req: StartRequest<'_>) -> Result<Starting, StartError> {
     Ok(Starting {
         server,
         started,
-        ready_path: req.profile.ready.path.clone(),
+        ready_path: req
+            .ready_path
+            .unwrap_or(&req.profile.ready.path)
+            .to_string(),
         ready_timeout_ms: req.profile.ready.timeout_ms,
+        ready_status: req.profile.ready.status,
         profile_file: req.profile.file.display().to_string(),
         host_text,
     })

@@ -69,6 +69,8 @@ pub struct PoolSpec {
     pub app: String,
     pub app_dir: PathBuf,
     pub logs_dir: PathBuf,
+    /// The readiness path instead of the profile's (the user's route).
+    pub ready_path: Option<String>,
 }
 
 /// The servers of one gate.
@@ -135,6 +137,7 @@ impl ServerPool {
             app: &self.spec.app,
             app_dir: &self.spec.app_dir,
             log,
+            ready_path: self.spec.ready_path.as_deref(),
         };
         let starting = server::spawn(request)?;
         let run = self.runs.last_mut().expect("pushed above");

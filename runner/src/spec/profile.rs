@@ -87,12 +87,16 @@ pub struct Knobs {
     pub no_preload: Option<Vec<String>>,
 }
 
-/// The readiness check: GET `path` answers 200 within `timeout_ms`.
+/// The readiness check: GET `path` gets a complete HTTP reply within
+/// `timeout_ms`; with `status`, that reply must carry it.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Ready {
     pub path: String,
     pub timeout_ms: u64,
+    /// The status the reply must carry; unset: any reply means ready.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
 }
 
 /// A validated profile.
@@ -438,6 +442,14 @@ pub fn load_profile(file: &Path) -> Result<Profile, SpecError> {
                 raw.ready.timeout_ms
             ),
         ));
+    }
+    if let Some(status) = raw.ready.status {
+        if !(100..=599).contains(&status) {
+            return Err(err(
+                &["ready", "status"],
+                format!("is {status}; an HTTP status is between 100 and 599"),
+            ));
+        }
     }
     if raw.stop_grace_ms > 60_000 {
         return Err(err(

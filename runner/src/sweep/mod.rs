@@ -17,6 +17,7 @@ pub mod request;
 pub mod row;
 pub mod table;
 pub mod terminal;
+pub mod warmup;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -35,6 +36,7 @@ use crate::kernel::pss::{GroupPss, PeakTracker};
 use cpu::ServerCpu;
 
 /// What to sweep.
+#[derive(Clone)]
 pub struct SweepPlan {
     pub profile: Profile,
     /// Interleaved at every setting; each is a line on the plot.
@@ -54,7 +56,16 @@ pub struct SweepPlan {
     pub app_dir: PathBuf,
     /// Whether the app is the fixture (whose `/work` digests are known).
     pub fixture: bool,
+    /// Where each setting's server is polled for readiness.
+    pub ready: request::ReadyPath,
+    /// The warm-up goes on past `warmup` until every handler thread served
+    /// the route and the rate settled, but never past this.
+    pub warmup_cap: Duration,
 }
+
+/// The warm-up's cap by default: a per-thread state built on first use
+/// takes seconds on a busy machine, not minutes.
+pub const WARMUP_CAP: Duration = Duration::from_secs(10);
 
 /// Where the sweep runs.
 pub struct SweepContext<'a> {
@@ -158,6 +169,9 @@ pub enum Status {
     /// Measured, but some requests failed or answered the wrong work: the
     /// figures are not the server's at this setting.
     Errors,
+    /// Measured, nothing failed, but no reply finished inside the window:
+    /// a reply takes longer than the window here (lengthen `duration`).
+    Slow,
     /// The server cannot express a knob of this setting.
     NotApplicable,
     /// Not measured: the server did not start, or the machine stayed busy.
@@ -169,6 +183,7 @@ impl Status {
         match self {
             Status::Clean => "clean",
             Status::Errors => "ERRORS",
+            Status::Slow => "slow",
             Status::NotApplicable => "not applicable",
             Status::Failed => "not measured",
         }
@@ -208,6 +223,8 @@ pub struct SettingResult {
     pub pss_note: Option<String>,
     /// req/s against the first measured setting of the same route.
     pub scaling: Option<f64>,
+    /// The warm-up before the window: threads reached, how long.
+    pub warmup: Option<warmup::Warmup>,
     pub elapsed_s: f64,
 }
 
@@ -333,6 +350,7 @@ async fn run_setting(
         pss: None,
         pss_note: None,
         scaling: None,
+        warmup: None,
         elapsed_s: 0.0,
     };
     // Held until this setting's server is stopped: a server shutting down
@@ -356,6 +374,7 @@ async fn run_setting(
         app: &plan.app,
         app_dir: &plan.app_dir,
         log: &log,
+        ready_path: plan.ready.for_route(&setting.path),
     };
     let starting = match server::spawn(request) {
         Ok(s) => s,
@@ -392,11 +411,30 @@ async fn run_setting(
         after: server.ready_after,
         pgid: server.pgid(),
     });
+    let warm = warmup::run(&warmup::WarmupPlan {
+        addr: server.addr,
+        route: route.clone(),
+        connections: plan.connections,
+        // N connections keep at most N requests in flight: no more
+        // threads than that can be reached.
+        threads: setting.threads.map(|t| {
+            t.saturating_mul(setting.workers.unwrap_or(1))
+                .min(plan.connections)
+        }),
+        pgid: server.pgid(),
+        at_least: plan.warmup,
+        cap: plan.warmup_cap,
+        request_timeout: plan.request_timeout,
+    })
+    .await;
+    let warmup_errors = warm.errors.clone();
+    result.warmup = Some(warm);
+    // The warm-up above is the load's warm-up: the window opens at once.
     let load_plan = LoadPlan {
         addr: server.addr,
         route,
         connections: plan.connections,
-        warmup: plan.warmup,
+        warmup: Duration::ZERO,
         duration: plan.duration,
         request_timeout: plan.request_timeout,
     };
@@ -406,7 +444,7 @@ async fn run_setting(
     let mut cpu_figures: Result<Option<ServerCpu>, String> = Ok(None);
     // PSS at the window's edges and at every progress tick inside it.
     let mut pss = PeakTracker::default();
-    let load = load::run(&load_plan, &mut |e| match e {
+    let mut load = load::run(&load_plan, &mut |e| match e {
         LoadEvent::WindowStarted => {
             pss.sample(pgid);
             if cpu_unavailable.is_none() {
@@ -439,12 +477,26 @@ async fn run_setting(
         Ok(None) => result.cpu_note = cpu_unavailable,
         Err(e) => result.cpu_note = Some(e),
     }
-    result.status = if load.clean() {
+    // The warm-up's failures are the load's warm-up errors, as reported.
+    load.warmup_errors.merge(&warmup_errors);
+    let failed = load.errors.total() + load.warmup_errors.total();
+    let warm_note = result
+        .warmup
+        .as_ref()
+        .map_or_else(String::new, |w| format!(" ({})", w.describe()));
+    result.status = if load.clean() && failed == 0 {
         Status::Clean
+    } else if failed == 0 {
+        Status::Slow
     } else {
         Status::Errors
     };
-    if !load.clean() {
+    if result.status == Status::Slow {
+        result.reason = Some(format!(
+            "slow, not failing: no reply finished inside the {:.1} s window and none failed; a reply takes longer than that here{warm_note}; lengthen --duration",
+            load.window_s
+        ));
+    } else if result.status == Status::Errors {
         let mut why = Vec::new();
         if load.requests == 0 {
             why.push("no good reply in the measured window".to_string());

@@ -66,6 +66,11 @@ pub struct SweepRequest {
     /// The folder `app` is imported from, relative to this file's folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app_dir: Option<PathBuf>,
+    /// The path polled until the server answers (any status, unless the
+    /// profile asks for one); default: the route under test with `app`,
+    /// the profile's `ready.path` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_path: Option<String>,
     /// How long each setting waits for the machine lock: the caller's, never
     /// a row's.
     #[serde(skip, default = "default_machine_wait_ms")]
@@ -107,6 +112,7 @@ impl Default for SweepRequest {
             request_timeout_ms: default_request_timeout_ms(),
             app: None,
             app_dir: None,
+            ready_path: None,
             machine_wait_ms: default_machine_wait_ms(),
         }
     }
@@ -125,6 +131,7 @@ pub enum SweepField {
     RequestTimeoutMs,
     App,
     AppDir,
+    ReadyPath,
 }
 
 impl From<WindowField> for SweepField {
@@ -148,6 +155,46 @@ struct Checked {
     app: String,
     app_dir: PathBuf,
     fixture: bool,
+    ready: ReadyPath,
+}
+
+/// Where a server's readiness is polled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadyPath {
+    /// The profile's `ready.path` (the fixture answers 200 on `/`).
+    Profile,
+    /// The route under test: the user's app has it, whatever else it
+    /// lacks (many have no `/`).
+    RouteUnderTest,
+    /// `--ready-path PATH` (a row's `ready_path`).
+    Given(String),
+}
+
+impl ReadyPath {
+    /// The path to poll for a setting on `route`; None: the profile's.
+    pub fn for_route<'a>(&'a self, route: &'a str) -> Option<&'a str> {
+        match self {
+            ReadyPath::Profile => None,
+            ReadyPath::RouteUnderTest => Some(route),
+            ReadyPath::Given(path) => Some(path),
+        }
+    }
+
+    /// The field checked; the default follows whose app it is.
+    fn from_field(given: Option<&str>, fixture: bool) -> Result<Self> {
+        match given {
+            Some(path) if !path.starts_with('/') || path.chars().any(char::is_whitespace) => {
+                Err(FieldError::new(
+                    SweepField::ReadyPath,
+                    "give a path that starts with / and has no spaces",
+                )
+                .value(format!("{path:?}")))
+            }
+            Some(path) => Ok(ReadyPath::Given(path.to_string())),
+            None if fixture => Ok(ReadyPath::Profile),
+            None => Ok(ReadyPath::RouteUnderTest),
+        }
+    }
 }
 
 type Result<T> = std::result::Result<T, FieldError<SweepField>>;
@@ -181,6 +228,8 @@ impl SweepRequest {
             app: c.app,
             app_dir: c.app_dir,
             fixture: c.fixture,
+            ready: c.ready,
+            warmup_cap: super::WARMUP_CAP,
         })
     }
 
@@ -217,6 +266,7 @@ impl SweepRequest {
             && fixture_dir
                 .canonicalize()
                 .is_ok_and(|f| f == app_dir.canonicalize().unwrap_or_default());
+        let ready = ReadyPath::from_field(self.ready_path.as_deref(), fixture)?;
         // The model app (fixtures/modelapp, next to the fixture), whose
         // `/embed` digests are known too.
         let model = app == FIXTURE_APP
@@ -271,6 +321,7 @@ impl SweepRequest {
             app,
             app_dir,
             fixture,
+            ready,
         })
     }
 }

@@ -74,6 +74,7 @@ pub fn key(field: SweepField) -> &'static str {
         SweepField::RequestTimeoutMs => "request_timeout_ms",
         SweepField::App => "app",
         SweepField::AppDir => "app_dir",
+        SweepField::ReadyPath => "ready_path",
     }
 }
 

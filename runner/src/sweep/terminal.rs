@@ -84,8 +84,12 @@ impl Progress {
                     ),
                     None => result.reason.clone().unwrap_or_default(),
                 };
+                let warm = result
+                    .warmup
+                    .as_ref()
+                    .map_or_else(String::new, |w| format!("; {}", w.describe()));
                 let text = format!(
-                    "[{}/{of}] {}: {} ({figures}) in {:.1} s",
+                    "[{}/{of}] {}: {} ({figures}) in {:.1} s{warm}",
                     index + 1,
                     result.setting.describe(),
                     result.status.label(),

@@ -133,6 +133,9 @@ pub struct PairSpec<'a> {
     pub limits: Limits,
     /// The view, as given (`/work?mode=release&kib=8192`, `/slow?ms=50`).
     pub path: &'a str,
+    /// Where the user's server is polled for readiness; None: the
+    /// profile's `ready.path`.
+    pub ready_path: Option<&'a str>,
 }
 
 /// `/work?mode=release&kib=8192` as the engine takes it: the path without
@@ -224,6 +227,7 @@ async fn run_pair(spec: &PairSpec<'_>) -> Result<PairRatioRun, String> {
         app: spec.app.into(),
         app_dir: spec.app_dir.to_path_buf(),
         logs_dir: spec.logs_dir.to_path_buf(),
+        ready_path: spec.ready_path.map(str::to_string),
     });
     let mut fixture_pool = (!spec.fixture).then(|| {
         ServerPool::new(PoolSpec {
@@ -233,6 +237,7 @@ async fn run_pair(spec: &PairSpec<'_>) -> Result<PairRatioRun, String> {
             app: crate::sweep::request::FIXTURE_APP.into(),
             app_dir: spec.fixture_dir.to_path_buf(),
             logs_dir: spec.logs_dir.to_path_buf(),
+            ready_path: None,
         })
     });
     let control = CapacityControl::start(spec.python, spec.fixture_dir);
