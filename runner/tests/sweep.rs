@@ -257,6 +257,11 @@ fn granian_sweep_reads_the_servers_cpu() {
             Some(cpu) => assert!(cpu > 10.0, "cpu {cpu}%\n{ctx}"),
             None => assert!(st["cpu_note"].is_string(), "no CPU and no reason\n{ctx}"),
         }
+        match st["pss"]["peak_kib"].as_u64() {
+            // A Python interpreter with granian loaded: megabytes, not bytes.
+            Some(kib) => assert!(kib > 4096, "pss {kib} KiB\n{ctx}"),
+            None => assert!(st["pss_note"].is_string(), "no PSS and no reason\n{ctx}"),
+        }
         assert!(st["server"]["argv"]
             .as_array()
             .unwrap()
@@ -265,6 +270,10 @@ fn granian_sweep_reads_the_servers_cpu() {
     }
     // Both routes are lines of the one plot.
     assert!(s.svg.contains("releasing") && s.svg.contains("holding"));
+    assert!(
+        s.table.contains("pss MiB") && s.csv.contains("pss_mib"),
+        "{ctx}"
+    );
 }
 
 /// A user's own WSGI app in a temp folder outside the repo.

@@ -58,6 +58,13 @@ pub struct GilProbeArgs {
     #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
     pub scale: Vec<u32>,
 
+    /// The stage table: probe the setup once per stage, the stage's name
+    /// given as its first argument (--setup minilmstages:stage --stage
+    /// tokenize,to_numpy,forward,tolist,dumps), then each stage's ms,
+    /// share, releases or holds, the held share and the ceilings.
+    #[arg(long, value_delimiter = ',', value_name = "NAME,NAME,...")]
+    pub stage: Vec<String>,
+
     /// auto (schedstat where the kernel has it), schedstat, or iterations
     /// (the lost-iteration fallback).
     #[arg(long, default_value = "auto", value_name = "auto|schedstat|iterations")]
@@ -139,6 +146,9 @@ fn block(args: &GilProbeArgs) -> Result<GilBlock, String> {
 pub async fn run(project: &Project, python: Option<&Path>, args: &GilProbeArgs) -> Finish {
     if let Err(e) = args.out.check() {
         return unusable(&e);
+    }
+    if !args.stage.is_empty() {
+        return stages::run(project, python, args).await;
     }
     let plan = match block(args).and_then(|b| {
         b.validate()
@@ -245,6 +255,117 @@ fn plan_flag(key: &str) -> &'static str {
         "scale" => "--scale",
         "expect" => "--expect",
         _ => "the probe's settings",
+    }
+}
+
+/// `--stage`: one probe per stage, then the stage table.
+mod stages {
+    use std::path::Path;
+    use std::time::Duration;
+
+    use super::GilProbeArgs;
+    use runner::exit::Outcome;
+    use runner::gil::stages::{self, StageInput};
+    use runner::gil::{self, GilJudgement};
+    use runner::host::machine_lock::MachineLock;
+    use runner::host::project::Project;
+    use runner::host::{pyenv, signals};
+    use runner::verdict::Verdict;
+
+    use super::super::{unusable, Finish};
+    use super::{block, cannot_judge, plan_flag};
+
+    pub async fn run(project: &Project, python: Option<&Path>, args: &GilProbeArgs) -> Finish {
+        if args.setup.is_none() {
+            return unusable(
+                "--stage needs --setup MODULE:FUNCTION, a setup that takes the stage's name first",
+            );
+        }
+        if args.expect.is_some() || !args.scale.is_empty() {
+            return unusable("--stage reads every stage: leave out --expect and --scale");
+        }
+        let mut plans = Vec::new();
+        for name in &args.stage {
+            let name = name.trim();
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return unusable(&format!(
+                    "--stage {name:?}: a stage is a name (letters, digits, _)"
+                ));
+            }
+            let mut one = block(args);
+            if let Ok(b) = &mut one {
+                b.args
+                    .insert(0, gil::plan::PyLiteral::Source(format!("'{name}'")));
+            }
+            match one.and_then(|b| {
+                b.validate()
+                    .map_err(|e| format!("{}: {}", plan_flag(e.key), e.message))
+            }) {
+                Ok(p) => plans.push((name.to_string(), p)),
+                Err(e) => return unusable(&e),
+            }
+        }
+        let env = match pyenv::prepare(project, python, &mut |_| {}) {
+            Ok(env) => env,
+            Err(e) => return unusable(&e.to_string()),
+        };
+        let lock_path = project.state_dir().join("measure.lock");
+        let wait = Duration::from_millis(args.machine_wait_ms);
+        let lock = match MachineLock::acquire(&lock_path, wait).await {
+            Ok(Some(lock)) => lock,
+            Ok(None) => {
+                return cannot_judge(&format!(
+                    "another gate held {} for {} s; wait for it, or raise --machine-wait-ms",
+                    lock_path.display(),
+                    wait.as_secs()
+                ))
+            }
+            Err(e) => return cannot_judge(&format!("cannot lock {}: {e}", lock_path.display())),
+        };
+        let fixtures = gil::fixture_dir(&project.root);
+        let mut judged: Vec<(String, GilJudgement)> = Vec::new();
+        for (name, plan) in &plans {
+            eprintln!(
+                "stage {name}: {} rounds of {} ms per arm",
+                plan.rounds, plan.round_ms
+            );
+            let limits = gil::GilLimits::for_plan(plan);
+            match signals::until_signal(gil::measure(&env.python, &fixtures, plan, limits)).await {
+                Ok(run) => judged.push((name.clone(), gil::judge(plan, &run))),
+                Err(signal) => {
+                    eprintln!(
+                        "interrupted by {}; the probe's processes were stopped",
+                        signals::name(signal)
+                    );
+                    return Finish {
+                        outcome: Outcome::Interrupted { signal },
+                        verdicts: Vec::new(),
+                    };
+                }
+            }
+        }
+        drop(lock);
+        let mut inputs = Vec::new();
+        for (name, j) in &judged {
+            match &j.figures {
+                Some(f) => inputs.push(StageInput::from_figures(name, f)),
+                None => return cannot_judge(&format!("stage {name}: {}", j.reason)),
+            }
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+        let Some(table) = stages::table(&inputs, cores) else {
+            return cannot_judge("no stage has a time per call");
+        };
+        match args.out.emit_value(&table) {
+            Ok(true) => {}
+            Ok(false) => print!("{}", stages::render(&table)),
+            Err(e) => return unusable(&e),
+        }
+        let verdicts = judged.iter().map(|(_, j)| j.verdict).collect::<Vec<_>>();
+        if table.binds.is_none() {
+            return Finish::verdicts(vec![Verdict::CannotJudge]);
+        }
+        Finish::verdicts(verdicts)
     }
 }
 

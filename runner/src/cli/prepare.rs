@@ -72,7 +72,7 @@ fn install_row_requirements(
     let missing = requires::missing(python, &wanted).map_err(|e| e.to_string())?;
     if missing.is_empty() {
         if !wanted.is_empty() {
-            let pins: Vec<String> = wanted.iter().map(|r| r.pin()).collect();
+            let pins: Vec<String> = wanted.iter().map(|r| r.written()).collect();
             println!("row requirements: {} (installed)", pins.join(", "));
         }
         return Ok(());
@@ -86,7 +86,7 @@ fn install_row_requirements(
             requires::install_command(python, &pins)
         ));
     }
-    let what: Vec<String> = pins.iter().map(|r| r.pin()).collect();
+    let what: Vec<String> = pins.iter().map(|r| r.written()).collect();
     eprintln!(
         "installing what the rows need into {}: {}",
         python.display(),

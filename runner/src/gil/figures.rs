@@ -48,6 +48,10 @@ pub struct ArmFigures {
     pub busy: f64,
     pub calls_per_s: f64,
     pub call_us: Option<f64>,
+    /// Median CPU per call over every thread of the process, the
+    /// spinner's taken off (schedstat rounds only).
+    #[serde(default)]
+    pub cpu_us: Option<f64>,
     /// Median share of each round the spinner waited for a core.
     pub runqueue: Option<f64>,
 }
@@ -72,6 +76,12 @@ pub struct ScaleLine {
     /// The capacity control (bytecode in N processes) over its own N = 1,
     /// per rep: about N when the machine has N free cores.
     pub capacity_x: Option<f64>,
+    /// Peak PSS, MiB: the probe's process for threads (an upper bound: it
+    /// holds every thread pool), the N processes summed.
+    #[serde(default)]
+    pub threads_pss_mib: Option<f64>,
+    #[serde(default)]
+    pub processes_pss_mib: Option<f64>,
 }
 
 /// The `--scale` table.
@@ -190,6 +200,11 @@ pub fn figures(plan: &GilPlan, report: &InstrumentReport) -> Result<GilFigures, 
             .filter_map(|r| r.call_us)
             .filter(|v| v.is_finite())
             .collect();
+        let cpu_us: Vec<f64> = rows
+            .iter()
+            .filter_map(|r| r.cpu_us)
+            .filter(|v| v.is_finite())
+            .collect();
         let runqueue: Vec<f64> = rows
             .iter()
             .filter_map(|r| r.runqueue)
@@ -203,6 +218,7 @@ pub fn figures(plan: &GilPlan, report: &InstrumentReport) -> Result<GilFigures, 
             busy: median(&finite(|r| r.busy)).unwrap_or(0.0),
             calls_per_s: median(&finite(|r| r.calls_per_s)).unwrap_or(0.0),
             call_us: median(&call_us),
+            cpu_us: median(&cpu_us),
             runqueue: median(&runqueue),
         })
     };
@@ -299,6 +315,8 @@ pub fn scale_figures(s: &ScaleReport) -> ScaleFigures {
             threads_x: multiple(&r.threads_calls_per_s, &one),
             processes_x: multiple(&r.processes_calls_per_s, &one),
             capacity_x: multiple(&r.capacity_calls_per_s, &capacity_one),
+            threads_pss_mib: r.threads_pss_kib.map(|k| k as f64 / 1024.0),
+            processes_pss_mib: r.processes_pss_kib.map(|k| k as f64 / 1024.0),
             threads_calls_per_s: spread(&r.threads_calls_per_s),
             processes_calls_per_s: spread(&r.processes_calls_per_s),
         })

@@ -115,6 +115,10 @@ pub struct RoundFigure {
     /// Time inside the call over the round, the timer's own cost taken off.
     pub busy: f64,
     pub call_us: Option<f64>,
+    /// The process's CPU per call, the spinner's taken off (every thread
+    /// the call keeps busy). Schedstat only.
+    #[serde(default)]
+    pub cpu_us: Option<f64>,
     pub calls_per_s: f64,
     pub iterations: u64,
     pub iterations_per_s: f64,
@@ -161,6 +165,13 @@ pub struct ScaleRow {
     pub capacity_calls_per_s: Vec<Option<f64>>,
     pub threads_median: Option<f64>,
     pub processes_median: Option<f64>,
+    /// Peak PSS over reps, KiB: the probe's process (it holds every thread
+    /// pool at once, so an upper bound for N threads) ...
+    #[serde(default)]
+    pub threads_pss_kib: Option<u64>,
+    /// ... and the N spawned processes summed.
+    #[serde(default)]
+    pub processes_pss_kib: Option<u64>,
 }
 
 /// Calls/s on N threads and N processes.

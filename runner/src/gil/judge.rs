@@ -340,6 +340,7 @@ mod tests {
             calls: 10,
             busy,
             call_us: Some(6000.0 * busy),
+            cpu_us: None,
             calls_per_s: 166.0,
             iterations: 1000,
             iterations_per_s: 16000.0,
@@ -632,6 +633,8 @@ mod tests {
                     capacity_calls_per_s: vec![Some(500.0); 3],
                     threads_median: None,
                     processes_median: None,
+                    threads_pss_kib: Some(60 * 1024),
+                    processes_pss_kib: Some(40 * 1024),
                 },
                 ScaleRow {
                     workers: 2,
@@ -640,6 +643,8 @@ mod tests {
                     capacity_calls_per_s: vec![Some(990.0), Some(960.0), Some(500.0)],
                     threads_median: None,
                     processes_median: None,
+                    threads_pss_kib: Some(60 * 1024),
+                    processes_pss_kib: None,
                 },
             ],
         };
@@ -652,6 +657,14 @@ mod tests {
         // Capacity against its own one process: 1.98, 1.92, 1.0.
         assert!((f.lines[1].capacity_x.unwrap() - 1.92).abs() < 1e-9);
         assert!(!crate::gil::render_scale(&f).contains("no free"));
+        // PSS in MiB; a count whose processes could not read it has none.
+        assert_eq!(f.lines[0].processes_pss_mib, Some(40.0));
+        assert_eq!(f.lines[1].processes_pss_mib, None);
+        let table = crate::gil::render_scale(&f);
+        assert!(
+            table.contains("processes PSS") && table.contains("40 MiB") && table.contains("- MiB"),
+            "{table}"
+        );
         // Its twin: bytecode in two processes no faster than in one.
         let mut busy = s.clone();
         busy.rows[1].capacity_calls_per_s = vec![Some(500.0), Some(480.0), Some(500.0)];

@@ -23,6 +23,7 @@ pub mod judge;
 pub mod plan;
 pub mod render;
 pub mod requires;
+pub mod stages;
 mod words;
 
 pub use instrument::{

@@ -112,27 +112,38 @@ pub fn render_scale(s: &ScaleFigures) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "  {:>7} {:>17} {:>7} {:>19} {:>7} {:>10}",
-        "workers", "threads calls/s", "vs 1t", "processes calls/s", "vs 1t", "capacity"
+        "  {:>7} {:>17} {:>7} {:>19} {:>7} {:>10} {:>13} {:>15}",
+        "workers",
+        "threads calls/s",
+        "vs 1t",
+        "processes calls/s",
+        "vs 1t",
+        "capacity",
+        "threads PSS",
+        "processes PSS"
     );
     let num = |v: Option<f64>, prec: usize| v.map_or("-".to_string(), |x| format!("{x:.prec$}"));
     for l in &s.lines {
         let _ = writeln!(
             out,
-            "  {:>7} {:>17} {:>7} {:>19} {:>7} {:>10}",
+            "  {:>7} {:>17} {:>7} {:>19} {:>7} {:>10} {:>13} {:>15}",
             l.workers,
             num(l.threads_calls_per_s.map(|m| m.median), 0),
             num(l.threads_x, 2) + "x",
             num(l.processes_calls_per_s.map(|m| m.median), 0),
             num(l.processes_x, 2) + "x",
             num(l.capacity_x, 2) + "x",
+            num(l.threads_pss_mib, 0) + " MiB",
+            num(l.processes_pss_mib, 0) + " MiB",
         );
     }
     let _ = writeln!(
         out,
         "  ({} calls per worker, {:.1} µs per call alone; medians of {} interleaved reps; \
          processes started with spawn; vs 1t = over one thread's calls/s in the same rep; \
-         capacity = Python bytecode in as many processes, over one: about N with N free cores)",
+         capacity = Python bytecode in as many processes, over one: about N with N free cores; \
+         PSS = peak over reps, the N processes summed, and for threads the probe's own process, \
+         which holds every thread pool at once: an upper bound)",
         s.calls_per_worker, s.single_call_us, s.reps
     );
     if let Some(short) = s

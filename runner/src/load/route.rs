@@ -107,6 +107,24 @@ impl Route {
         })
     }
 
+    /// Parses `--path` for the model app (fixtures/modelapp), whose `/embed`
+    /// and `/embed/hold` replies carry the embedding's digest.
+    pub fn parse_model(path: &str) -> Result<Self, FieldError<()>> {
+        let mut route = Self::parse(path, false)?;
+        let (base, query) = path.split_once('?').unwrap_or((path, ""));
+        if matches!(base, "/embed" | "/embed/hold") {
+            if query.split('&').any(|kv| kv.starts_with("seed=")) {
+                return Err(FieldError::new(
+                    (),
+                    "leave `seed` out; the runner gives every request its own seed so no cache can answer for the work".to_string(),
+                )
+                .value(format!("{path:?}")));
+            }
+            route.check = Check::Digest(WorkDigest::minilm_embed());
+        }
+        Ok(route)
+    }
+
     /// Whether every reply's work is verified (a digest), not only its shape.
     pub fn verified(&self) -> bool {
         matches!(self.check, Check::Digest(_))
@@ -125,6 +143,12 @@ impl Route {
                     _ => {}
                 }
             }
+        }
+        if self.verified() && route == "/embed" {
+            return "embedding".into();
+        }
+        if self.verified() && route == "/embed/hold" {
+            return "holding embedding".into();
         }
         self.path.clone()
     }
@@ -188,6 +212,22 @@ mod tests {
         let r = Route::parse("/work?mode=release&kib=64", false).unwrap();
         assert!(!r.verified());
         assert_eq!(r.next_request().url, "/work?mode=release&kib=64");
+    }
+
+    #[test]
+    fn the_model_apps_embed_routes_are_verified_and_others_not() {
+        let r = Route::parse_model("/embed").unwrap();
+        assert!(r.verified());
+        assert_eq!(r.label(), "embedding");
+        let q = r.next_request();
+        assert_eq!(q.url, format!("/embed?seed={}", q.seed.unwrap()));
+        assert!(Route::parse_model("/embed/hold").unwrap().verified());
+        assert!(!Route::parse_model("/similarity").unwrap().verified());
+        assert!(!Route::parse_model("/work?mode=hold&kib=8")
+            .unwrap()
+            .verified());
+        assert!(Route::parse_model("/embed?seed=3").is_err());
+        assert!(!Route::parse("/embed", true).unwrap().verified());
     }
 
     #[test]

@@ -32,6 +32,7 @@ use crate::server::{self, StartError, StartRequest};
 use crate::spec::Profile;
 use crate::spec::ServerSettings;
 
+use crate::kernel::pss::{GroupPss, PeakTracker};
 use cpu::ServerCpu;
 
 /// What to sweep.
@@ -215,6 +216,11 @@ pub struct SettingResult {
     pub cpu: Option<ServerCpu>,
     /// Why there are no CPU figures, where there are none.
     pub cpu_note: Option<String>,
+    /// The server's memory: PSS summed over its process group, at its peak
+    /// over the measured window (kernel::pss).
+    pub pss: Option<GroupPss>,
+    /// Why there is no PSS figure, where there is none.
+    pub pss_note: Option<String>,
     /// req/s against the first measured setting of the same route.
     pub scaling: Option<f64>,
     /// The warm-up before the window: threads reached, how long.
@@ -341,6 +347,8 @@ async fn run_setting(
         load: None,
         cpu: None,
         cpu_note: None,
+        pss: None,
+        pss_note: None,
         scaling: None,
         warmup: None,
         elapsed_s: 0.0,
@@ -434,17 +442,33 @@ async fn run_setting(
     let pgid = server.pgid();
     let mut before = None;
     let mut cpu_figures: Result<Option<ServerCpu>, String> = Ok(None);
+    // PSS at the window's edges and at every progress tick inside it.
+    let mut pss = PeakTracker::default();
     let mut load = load::run(&load_plan, &mut |e| match e {
-        LoadEvent::WindowStarted if cpu_unavailable.is_none() => before = Some(cpu::snapshot(pgid)),
+        LoadEvent::WindowStarted => {
+            pss.sample(pgid);
+            if cpu_unavailable.is_none() {
+                before = Some(cpu::snapshot(pgid));
+            }
+        }
         LoadEvent::WindowEnded => {
             if let Some(b) = before.take() {
                 cpu_figures = b.and_then(|b| cpu::snapshot(pgid).map(|a| cpu::between(&b, &a)));
             }
+            pss.sample(pgid);
         }
-        LoadEvent::Progress(progress) => emit(SweepEvent::Load { setting, progress }),
-        _ => {}
+        LoadEvent::Progress(progress) => {
+            if progress.measuring {
+                pss.sample(pgid);
+            }
+            emit(SweepEvent::Load { setting, progress })
+        }
     })
     .await;
+    match pss.finish() {
+        Ok(p) => result.pss = Some(p),
+        Err(e) => result.pss_note = Some(e),
+    }
     note.exited = server.exited();
     note.stopped = Some(server.stop());
     drop(lock);

@@ -267,9 +267,22 @@ impl SweepRequest {
                 .canonicalize()
                 .is_ok_and(|f| f == app_dir.canonicalize().unwrap_or_default());
         let ready = ReadyPath::from_field(self.ready_path.as_deref(), fixture)?;
+        // The model app (fixtures/modelapp, next to the fixture), whose
+        // `/embed` digests are known too.
+        let model = app == FIXTURE_APP
+            && app_dir.file_name().is_some_and(|n| n == "modelapp")
+            && fixture_dir
+                .parent()
+                .and_then(|p| p.canonicalize().ok())
+                .is_some_and(|p| Some(p.as_path()) == app_dir.parent());
         let mut routes: Vec<Arc<Route>> = Vec::new();
         for path in &self.paths {
-            let route = Route::parse(path, fixture).map_err(|e| e.map(|()| SweepField::Paths))?;
+            let route = if model {
+                Route::parse_model(path)
+            } else {
+                Route::parse(path, fixture)
+            }
+            .map_err(|e| e.map(|()| SweepField::Paths))?;
             let bad = |message: String| {
                 FieldError::new(SweepField::Paths, message).value(format!("{path:?}"))
             };

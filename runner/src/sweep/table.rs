@@ -20,6 +20,8 @@ pub struct Row {
     pub max_ms: Option<f64>,
     pub cpu_pct: Option<f64>,
     pub run_queue_pct: Option<f64>,
+    /// The server's peak PSS over the window, MiB (every process).
+    pub pss_mib: Option<f64>,
     pub scaling: Option<f64>,
     /// `none`, or counts by kind.
     pub errors: String,
@@ -67,6 +69,7 @@ fn row(r: &SettingResult) -> Row {
         max_ms: lat.map(|l| l.max_ms),
         cpu_pct: r.cpu.map(|c| c.cpu_pct),
         run_queue_pct: r.cpu.map(|c| c.run_queue_pct),
+        pss_mib: r.pss.as_ref().map(|p| p.peak_mib()),
         scaling: r.scaling,
         errors,
         digest_mismatches: load

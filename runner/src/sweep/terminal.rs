@@ -120,7 +120,7 @@ pub fn render(result: &SweepResult) -> String {
         table::describe(result)
     ));
     out.push_str(&format!(
-        "  {:<width$} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7}  {:<14} {}\n",
+        "  {:<width$} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>8} {:>7}  {:<14} {}\n",
         "setting",
         "req/s",
         "p50 ms",
@@ -129,13 +129,14 @@ pub fn render(result: &SweepResult) -> String {
         "max ms",
         "cpu %",
         "rq %",
+        "pss MiB",
         "scaling",
         "errors",
         "check"
     ));
     for r in &rows {
         out.push_str(&format!(
-            "  {:<width$} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7}  {:<14} {}\n",
+            "  {:<width$} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>8} {:>7}  {:<14} {}\n",
             r.setting,
             num(r.requests_per_s, 1),
             num(r.p50_ms, 2),
@@ -144,6 +145,7 @@ pub fn render(result: &SweepResult) -> String {
             num(r.max_ms, 2),
             num(r.cpu_pct, 0),
             num(r.run_queue_pct, 0),
+            num(r.pss_mib, 0),
             r.scaling.map_or_else(|| "-".into(), |s| format!("{s:.2}x")),
             r.errors,
             r.check
@@ -161,7 +163,7 @@ pub fn render(result: &SweepResult) -> String {
         out.push_str(&format!("  no server CPU figures: {note}\n"));
     }
     out.push_str(
-        "  (cpu % and rq %: the server's on-CPU time and run-queue wait, every thread of its process group, as % of one core; scaling: req/s against the route's first setting)\n",
+        "  (cpu % and rq %: the server's on-CPU time and run-queue wait, every thread of its process group, as % of one core; pss: the peak over the window of the PSS summed over its processes; scaling: req/s against the route's first setting)\n",
     );
     let verdict = if result.clean() {
         format!(

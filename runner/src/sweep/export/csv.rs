@@ -4,7 +4,7 @@
 use crate::sweep::table::{self, Row};
 use crate::sweep::SweepResult;
 
-const HEADER: [&str; 19] = [
+const HEADER: [&str; 20] = [
     "setting",
     "route",
     "path",
@@ -18,6 +18,7 @@ const HEADER: [&str; 19] = [
     "max_ms",
     "cpu_pct",
     "run_queue_pct",
+    "pss_mib",
     "scaling",
     "errors",
     "digest_mismatches",
@@ -26,7 +27,7 @@ const HEADER: [&str; 19] = [
     "reason",
 ];
 
-fn cells(r: &Row) -> [String; 19] {
+fn cells(r: &Row) -> [String; 20] {
     let f = |x: Option<f64>, d: usize| x.map_or_else(String::new, |v| format!("{v:.d$}"));
     let n = |x: Option<u64>| x.map_or_else(String::new, |v| v.to_string());
     [
@@ -43,6 +44,7 @@ fn cells(r: &Row) -> [String; 19] {
         f(r.max_ms, 3),
         f(r.cpu_pct, 1),
         f(r.run_queue_pct, 1),
+        f(r.pss_mib, 1),
         f(r.scaling, 3),
         r.errors.clone(),
         n(r.digest_mismatches),

@@ -23,13 +23,13 @@ pub fn render(result: &SweepResult, plot: Option<&str>) -> String {
     };
     out.push_str(&format!("{}\n\n", cell(&table::describe(result))));
     out.push_str(
-        "| setting | req/s | p50 ms | p90 ms | p99 ms | max ms | cpu % | rq % | scaling | errors | check |\n",
+        "| setting | req/s | p50 ms | p90 ms | p99 ms | max ms | cpu % | rq % | pss MiB | scaling | errors | check |\n",
     );
-    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
     let rows = table::rows(result);
     for r in &rows {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             cell(&r.setting),
             num(r.requests_per_s, 1),
             num(r.p50_ms, 2),
@@ -38,6 +38,7 @@ pub fn render(result: &SweepResult, plot: Option<&str>) -> String {
             num(r.max_ms, 2),
             num(r.cpu_pct, 0),
             num(r.run_queue_pct, 0),
+            num(r.pss_mib, 0),
             r.scaling.map_or_else(|| "-".into(), |s| format!("{s:.2}x")),
             cell(&r.errors),
             cell(&r.check)
@@ -59,7 +60,7 @@ pub fn render(result: &SweepResult, plot: Option<&str>) -> String {
         out.push_str(&format!("- no server CPU figures: {}\n", cell(note)));
     }
     out.push_str(
-        "\ncpu % and rq %: the server's on-CPU time and run-queue wait (every thread of its process group) as % of one core; scaling: req/s against the route's first setting.\n",
+        "\ncpu % and rq %: the server's on-CPU time and run-queue wait (every thread of its process group) as % of one core; pss MiB: the peak over the window of the PSS summed over its processes; scaling: req/s against the route's first setting.\n",
     );
     if let Some(link) = plot {
         out.push_str(&format!(

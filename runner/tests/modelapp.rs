@@ -1,0 +1,45 @@
+//! The model app (fixtures/modelapp): all-MiniLM-L6-v2 in numpy must
+//! reproduce the model card's similarities, and the check must fail for a
+//! corrupted weight and for padding without the mask (the twins live in
+//! fixtures/modelapp/test_minilm.py, run here in the runner's venv, where
+//! `runner prepare --rows all` installed the model rows' pins, as CI does).
+//! A few seconds: one model load and a handful of forward passes, BLAS on
+//! one thread so that a busy machine does not stretch it.
+
+mod common;
+
+use common::root;
+
+#[test]
+fn the_similarity_check_passes_on_the_real_weights_and_fails_on_corrupted_ones() {
+    let python = root().join(".gates/venv/bin/python");
+    assert!(
+        python.exists(),
+        "no {}: run `runner prepare --rows all` first (CI does)",
+        python.display()
+    );
+    let out = std::process::Command::new(&python)
+        .args(["-m", "unittest", "-v", "test_minilm"])
+        .current_dir(root().join("fixtures/modelapp"))
+        .env("OPENBLAS_NUM_THREADS", "1")
+        .env("HF_HUB_OFFLINE", "1")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // unittest -v writes `NAME (module.Class.NAME) ... ok` (3.11+) or
+    // `NAME ... ok`: each test must have run and passed.
+    for name in [
+        "test_the_real_weights_reproduce_the_model_card",
+        "test_a_corrupted_weight_fails_it",
+        "test_padding_without_the_mask_fails_it",
+        "test_the_holding_view_computes_the_same_reply",
+    ] {
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with(name) && l.trim_end().ends_with("... ok")),
+            "{name} did not pass:\n{err}"
+        );
+    }
+}
