@@ -61,14 +61,11 @@ fn install_row_requirements(
 ) -> Result<(), String> {
     let rows =
         runner::spec::row::resolve_rows(&project.specs_dir(), rows).map_err(|e| e.to_string())?;
-    let mut wanted = Vec::new();
-    for row in &rows {
-        for r in row.plan.requires() {
-            if !wanted.contains(&r) {
-                wanted.push(r);
-            }
-        }
-    }
+    let pins: Vec<(String, Vec<requires::Requirement>)> = rows
+        .iter()
+        .map(|row| (row.id.clone(), row.plan.requires()))
+        .collect();
+    let wanted = requires::gather(pins.iter().map(|(id, r)| (id.as_str(), &r[..])))?;
     let missing = requires::missing(python, &wanted).map_err(|e| e.to_string())?;
     if missing.is_empty() {
         if !wanted.is_empty() {

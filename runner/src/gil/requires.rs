@@ -74,6 +74,34 @@ impl Requirement {
     }
 }
 
+/// The pins of several rows as one list for one venv. Two rows that pin
+/// one package (pip's normalised name) at two versions cannot share it:
+/// the error names both rows, so the fix is one edit away.
+pub fn gather<'a>(
+    rows: impl IntoIterator<Item = (&'a str, &'a [Requirement])>,
+) -> Result<Vec<Requirement>, String> {
+    let normal = |n: &str| n.to_ascii_lowercase().replace(['_', '.'], "-");
+    let mut wanted: Vec<(&str, Requirement)> = Vec::new();
+    for (row, requires) in rows {
+        for r in requires {
+            match wanted.iter().find(|(_, w)| normal(&w.name) == normal(&r.name)) {
+                Some((_, w)) if w.version == r.version => {}
+                Some((first, w)) => {
+                    return Err(format!(
+                        "rows {first} and {row} pin {} at two versions ({} and {}): one venv holds one; \
+                         pin the same version in both rows' `requires:`",
+                        r.name,
+                        w.pin(),
+                        r.pin()
+                    ))
+                }
+                None => wanted.push((row, r.clone())),
+            }
+        }
+    }
+    Ok(wanted.into_iter().map(|(_, r)| r).collect())
+}
+
 /// The pins in pip invocations: those with their dependencies in one, the
 /// `--no-deps` ones in another (pip's flag applies to a whole invocation).
 fn invocations(requires: &[Requirement]) -> Vec<(bool, Vec<String>)> {
@@ -239,6 +267,22 @@ fn pip_install(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_that_agree_on_a_pin_share_it_and_two_versions_are_refused_naming_both_rows() {
+        let r = |t: &str| Requirement::parse(t).unwrap();
+        let a = [r("numpy==2.3.5"), r("libzim==3.13.1")];
+        let b = [r("numpy==2.3.5"), r("tokenizers==0.23.3")];
+        let all = gather([("GIL-a", &a[..]), ("GIL-b", &b[..])]).unwrap();
+        assert_eq!(all.len(), 3, "{all:?}");
+        // Its twin: the same package, spelled otherwise, at another version.
+        let c = [r("NumPy==2.4.6")];
+        let e = gather([("GIL-a", &a[..]), ("GIL-c", &c[..])]).unwrap_err();
+        assert!(
+            e.contains("GIL-a") && e.contains("GIL-c") && e.contains("2.4.6"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn only_exact_pins_parse() {
