@@ -85,13 +85,7 @@ mod tests {
     }
 
     fn m(serving: f64, group: f64, unconvoyed: f64, on_cpu: f64, group_on_cpu: f64) -> Medians {
-        Medians {
-            serving,
-            unconvoyed,
-            group: Some(group),
-            on_cpu: Some(on_cpu),
-            group_on_cpu: Some(group_on_cpu),
-        }
+        Medians::every(serving, unconvoyed, group, on_cpu, group_on_cpu)
     }
 
     #[test]

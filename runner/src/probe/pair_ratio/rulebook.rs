@@ -62,6 +62,24 @@ pub struct Medians {
 }
 
 impl Medians {
+    /// Every figure given (tests of the rules and of their words).
+    #[cfg(test)]
+    pub(crate) fn every(
+        serving: f64,
+        unconvoyed: f64,
+        group: f64,
+        on_cpu: f64,
+        group_on_cpu: f64,
+    ) -> Self {
+        Self {
+            serving,
+            unconvoyed,
+            group: Some(group),
+            on_cpu: Some(on_cpu),
+            group_on_cpu: Some(group_on_cpu),
+        }
+    }
+
     pub fn of(r: &PairsReading) -> Self {
         Self {
             serving: r.parallelism.median,
@@ -269,13 +287,7 @@ mod tests {
     }
 
     fn m(serving: f64, unconvoyed: f64, group: f64, on_cpu: f64, group_on_cpu: f64) -> Medians {
-        Medians {
-            serving,
-            unconvoyed,
-            group: Some(group),
-            on_cpu: Some(on_cpu),
-            group_on_cpu: Some(group_on_cpu),
-        }
+        Medians::every(serving, unconvoyed, group, on_cpu, group_on_cpu)
     }
 
     #[test]
