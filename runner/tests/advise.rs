@@ -12,16 +12,15 @@ use common::runner;
 use serde_json::Value;
 
 fn advise(args: &[&str]) -> (i32, Value, String) {
-    let out = runner()
-        .arg("advise")
-        .args(args)
-        .arg("--json")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let json = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("no JSON ({e}); stderr:\n{stderr}"));
-    (out.status.code().unwrap_or(-1), json, stderr)
+    let r = common::json_run(
+        runner()
+            .arg("advise")
+            .args(args)
+            .arg("--json")
+            .output()
+            .unwrap(),
+    );
+    (r.code, r.report, r.stderr)
 }
 
 /// Advises on `path` and checks the advice kind and the figures behind it.

@@ -255,18 +255,12 @@ fn a_view_slower_than_the_window_is_slow_not_errors() {
 
 /// `runner advise ARGS --json` on libapp.
 fn advise(args: &[&str]) -> (i32, Value, String) {
-    let out = runner()
-        .arg("advise")
+    let mut cmd = runner();
+    cmd.arg("advise")
         .args(["--app", "app:app", "--app-dir"])
-        .arg(libapp())
-        .args(args)
-        .arg("--json")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let json = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("no JSON ({e}); stderr:\n{stderr}"));
-    (out.status.code().unwrap_or(-1), json, stderr)
+        .arg(libapp());
+    let r = common::json_run(cmd.args(args).arg("--json").output().unwrap());
+    (r.code, r.report, r.stderr)
 }
 
 #[test]
