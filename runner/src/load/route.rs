@@ -107,12 +107,12 @@ impl Route {
         })
     }
 
-    /// Parses `--path` for the model app (fixtures/modelapp), whose `/embed`
-    /// and `/embed/hold` replies carry the embedding's digest.
+    /// Parses `--path` for the model app (fixtures/modelapp), whose `/embed`,
+    /// `/embed/hold` and `/embed/nogil` replies carry the embedding's digest.
     pub fn parse_model(path: &str) -> Result<Self, FieldError<()>> {
         let mut route = Self::parse(path, false)?;
         let (base, query) = path.split_once('?').unwrap_or((path, ""));
-        if matches!(base, "/embed" | "/embed/hold") {
+        if matches!(base, "/embed" | "/embed/hold" | "/embed/nogil") {
             if query.split('&').any(|kv| kv.starts_with("seed=")) {
                 return Err(FieldError::new(
                     (),
@@ -149,6 +149,9 @@ impl Route {
         }
         if self.verified() && route == "/embed/hold" {
             return "holding embedding".into();
+        }
+        if self.verified() && route == "/embed/nogil" {
+            return "nogil embedding".into();
         }
         self.path.clone()
     }
@@ -222,6 +225,10 @@ mod tests {
         let q = r.next_request();
         assert_eq!(q.url, format!("/embed?seed={}", q.seed.unwrap()));
         assert!(Route::parse_model("/embed/hold").unwrap().verified());
+        let nogil = Route::parse_model("/embed/nogil").unwrap();
+        assert!(nogil.verified());
+        assert_eq!(nogil.label(), "nogil embedding");
+        assert!(!Route::parse_model("/embed/other").unwrap().verified());
         assert!(!Route::parse_model("/similarity").unwrap().verified());
         assert!(!Route::parse_model("/work?mode=hold&kib=8")
             .unwrap()
