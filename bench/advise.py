@@ -6,6 +6,14 @@ view and the wall time of one advise (median and range).
 
     cargo build --release -p runner
     python3 bench/advise.py [--runs 10] [--server granian]
+    python3 bench/advise.py --model [--runs 10]
+
+`--model` advises the model app's three views instead (fixtures/modelapp,
+installed by `runner prepare --rows all`; issue #18): `/embed` with BLAS
+free to use every core (granian-model) must say "remainder", `/embed` with
+OPENBLAS_NUM_THREADS=1 (granian-blas1) "threads", and `/embed/hold` (one
+numba call that keeps the GIL for the whole prediction) "workers". Each
+view names its own profile, so `--server` does not apply there.
 
 Every view must come out the same in every run: a count below N in the
 expected column is a failure of the rule's decisiveness; any count in
@@ -28,6 +36,13 @@ VIEWS = [
     ("sleeping", "/slow?ms=50", "pool"),
     ("already parallel", "/work?mode=split&kib=8192", "remainder"),
 ]
+# The model app's views: (name, path, expected advice, server profile).
+MODEL_VIEWS = [
+    ("embed, BLAS free", "/embed", "remainder", "granian-model"),
+    ("embed, BLAS=1", "/embed", "threads", "granian-blas1"),
+    ("holding embed", "/embed/hold", "workers", "granian-model"),
+]
+MODEL_APP = ["--app", "app:app", "--app-dir", str(ROOT / "fixtures" / "modelapp")]
 KINDS = ["threads", "workers", "pool", "remainder", "none"]
 
 
@@ -35,18 +50,23 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--server", default="granian")
+    ap.add_argument("--model", action="store_true", help="the model app's three views (MODEL_VIEWS)")
     args = ap.parse_args()
     if not BINARY.exists():
         sys.exit("build it first: cargo build --release -p runner")
-    counts = {name: {k: 0 for k in KINDS} for name, _, _ in VIEWS}
+    if args.model:
+        views = [(name, path, expected, server, MODEL_APP) for name, path, expected, server in MODEL_VIEWS]
+    else:
+        views = [(name, path, expected, args.server, []) for name, path, expected in VIEWS]
+    counts = {v[0]: {k: 0 for k in KINDS} for v in views}
     walls = []
     notes = []
     for run in range(args.runs):
         # Interleaved: drift in the machine lands on every view alike.
-        for name, path, _ in VIEWS:
+        for name, path, _, server, app in views:
             started = time.monotonic()
             out = subprocess.run(
-                [str(BINARY), "advise", "--path", path, "--server", args.server, "--json"],
+                [str(BINARY), "advise", "--path", path, "--server", server, "--json"] + app,
                 cwd=ROOT, capture_output=True, text=True, timeout=600,
             )
             walls.append(time.monotonic() - started)
@@ -62,7 +82,7 @@ def main():
     print("| view | expected | " + " | ".join(KINDS) + " |")
     print("|---|---|" + "---:|" * len(KINDS))
     wrong = 0
-    for name, _, expected in VIEWS:
+    for name, _, expected, _, _ in views:
         row = counts[name]
         wrong += sum(v for k, v in row.items() if k not in (expected, "none"))
         print("| %s | %s | %s |" % (name, expected, " | ".join(str(row[k]) for k in KINDS)))
