@@ -139,6 +139,8 @@ mod tests {
             "fixtures/gilprobe/minilmstages.py",
             "fixtures/modelapp/app.py",
             "fixtures/modelapp/minilm.py",
+            "fixtures/modelapp/minilm_numba.py",
+            "specs/GIL-minilm-hold.yaml",
             "specs/sweeps/minilm-threads.yaml",
         ] {
             assert!(
