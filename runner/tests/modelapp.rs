@@ -6,7 +6,7 @@
 //! and the numba views (minilm_numba.py) give the same reply, the holding
 //! one keeping the GIL through its call and its nogil twin not. The first
 //! run on a machine compiles the numba views into the venv's cache
-//! (.gates/venv/var/numba-cache: 12-29 s on the loaded 2-core machine),
+//! (.gates/venv/var/numba-cache: 11 s quiet, up to 29 s under load),
 //! later runs load it.
 //! A few seconds: one model load and a handful of forward passes, BLAS on
 //! one thread so that a busy machine does not stretch it.
