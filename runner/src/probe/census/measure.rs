@@ -4,7 +4,8 @@
 //!
 //! The detector's own control comes first: the runner imports the fixture
 //! in a plain Python process, forks without exec, and asks both sides
-//! (`fixtures/bareapp/forkcheck.py`). The parent must read alive and the
+//! (`forkcheck.py` in the app's folder: fixtures/bareapp's stand-in thread,
+//! fixtures/modelapp's tokenizers pool). The parent must read alive and the
 //! child dead; if the child reads alive, the detector is blind and nothing it
 //! says about workers counts. Then `requests` census requests, each on a
 //! fresh connection so they spread over the workers, and the same census
@@ -23,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::host::bounded::{self, Bound, Ending};
 use crate::host::limits::Limits;
 use crate::http;
+use crate::kernel::pss::GroupPss;
 use crate::probe::pair_ratio::PairRatioRun;
 
 /// What `/runtime` says about one worker.
@@ -33,7 +35,14 @@ pub struct RuntimeStatus {
     pub alive: bool,
     pub heartbeat_advanced: bool,
     pub tid_listed: Option<bool>,
-    pub python_says_alive: bool,
+    /// Python's own bookkeeping (`Thread.is_alive()`), where the runtime is
+    /// a Python thread; None for a native pool (the model app's).
+    #[serde(default)]
+    pub python_says_alive: Option<bool>,
+    /// The fixture's evidence in a sentence (the model app's: pool threads,
+    /// the watched batch, the pool's run time).
+    #[serde(default)]
+    pub note: Option<String>,
     /// Which evidence the fixture used: `heartbeat+proc-task` or `heartbeat`.
     pub check: String,
 }
@@ -79,7 +88,8 @@ pub async fn fork_control(python: &Path, app_dir: &Path) -> Result<ForkControl, 
         .await
         .map_err(|e| {
             format!(
-                "cannot run fixtures/bareapp/forkcheck.py with {}: {e}",
+                "cannot run {}/forkcheck.py with {}: {e}",
+                app_dir.display(),
                 python.display()
             )
         })?;
@@ -137,6 +147,9 @@ pub struct CensusRun {
     pub after: Census,
     /// The cross-process pair ratio, where the row asks for one.
     pub pair_ratio: Option<PairRatioRun>,
+    /// The server group's PSS at its peak over the gate's samples (after
+    /// readiness, after each census and the pair ratio), or why none.
+    pub pss: Result<GroupPss, String>,
 }
 
 #[cfg(test)]
@@ -169,7 +182,7 @@ mod tests {
             .await
             .unwrap_err();
         assert!(
-            e.starts_with("cannot run fixtures/bareapp/forkcheck.py"),
+            e.starts_with("cannot run ") && e.contains("fixtures/bareapp/forkcheck.py"),
             "{e}"
         );
     }

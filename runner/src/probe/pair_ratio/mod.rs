@@ -198,7 +198,7 @@ impl Probe for PairRatio {
 
     async fn measure(plan: &PairRatioPlan, ctx: &mut ProbeCtx<'_>) -> Result<PairRatioRun, Stop> {
         // The control process starts while the servers boot: both are waits.
-        let control = CapacityControl::start(&ctx.python.python, &ctx.project.app_dir());
+        let control = CapacityControl::start(&ctx.python.python, &ctx.app_dir);
         let under_test = ctx.server(&plan.under_test.server).await?;
         let control_target = ctx.server(&plan.control.server).await?;
         let mut control = control.map_err(|e| Stop::cannot_judge(e.to_string()))?;
