@@ -221,3 +221,45 @@ pub fn judge(plan: &CensusPlan, trials: Trials, run: &CensusRun) -> Judged<Censu
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn group(per: Vec<(i32, u64)>) -> Result<GroupPss, String> {
+        Ok(GroupPss {
+            peak_kib: per.iter().map(|p| p.1).sum(),
+            per_process_kib: per,
+            samples: 4,
+        })
+    }
+
+    #[test]
+    fn each_worker_is_named_and_the_master_is_not() {
+        let workers = BTreeSet::from([11, 12]);
+        let (p, note) = census_pss(
+            &group(vec![(10, 17_000), (11, 220_000), (12, 218_000)]),
+            &workers,
+        );
+        let p = p.unwrap();
+        assert_eq!(p.peak_kib, 455_000);
+        let named: Vec<(i32, bool)> = p.processes.iter().map(|q| (q.pid, q.worker)).collect();
+        assert_eq!(named, vec![(10, false), (11, true), (12, true)]);
+        assert_eq!(note, None);
+    }
+
+    #[test]
+    fn a_worker_missing_from_the_group_or_an_unreadable_group_is_a_note_not_a_figure() {
+        // The twin: a census worker absent at the peak is said, not counted.
+        let workers = BTreeSet::from([11, 12]);
+        let (p, note) = census_pss(&group(vec![(10, 17_000), (11, 220_000)]), &workers);
+        assert_eq!(p.unwrap().processes.iter().filter(|q| q.worker).count(), 1);
+        assert!(note.unwrap().contains("[12]"));
+        let (p, note) = census_pss(
+            &Err("cannot read PSS of process group 10: permission denied".into()),
+            &workers,
+        );
+        assert_eq!(p, None);
+        assert!(note.unwrap().contains("permission denied"));
+    }
+}

@@ -203,3 +203,37 @@ impl Probe for WorkerCensus {
         plan.app.clone()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::spec::row::parse_row;
+
+    const ROW: &str = "id: E15-x\ntitle: t\nclaim: c\nprobe: worker-census\nserver: {workers: 2, threads: 1, preload: false}\ntrials: {min: 1, max: 1}\nworker-census:\n  app: modelapp\n  runtime_path: /runtime\n  requests: 4\n  workers_at_least: 2\n  connections_at_most: 8\n  requires: [tokenizers==0.23.3]\n";
+
+    #[test]
+    fn a_census_serves_the_named_fixture_app_with_its_pins() {
+        let row = parse_row(Path::new("E15-x.yaml"), ROW).unwrap();
+        assert_eq!(row.plan.app().as_deref(), Some("modelapp"));
+        assert_eq!(row.plan.requires()[0].pin(), "tokenizers==0.23.3");
+    }
+
+    #[test]
+    fn an_app_that_is_a_path_a_loose_pin_or_a_pair_ratio_off_bareapp_is_refused() {
+        for (from, to, key) in [
+            ("app: modelapp", "app: ../modelapp", "worker-census.app"),
+            ("tokenizers==0.23.3", "tokenizers", "worker-census.requires"),
+            (
+                "  requires: [tokenizers==0.23.3]\n",
+                "  pair-ratio: {work_kib: 1, modes: {}}\n",
+                "worker-census.pair-ratio",
+            ),
+        ] {
+            let e = parse_row(Path::new("E15-x.yaml"), &ROW.replace(from, to))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(key), "{to}: {e}");
+        }
+    }
+}
