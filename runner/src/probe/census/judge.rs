@@ -33,6 +33,9 @@ pub struct CensusFigures {
     /// it could not be read (`pss_note` says why). Reported, never judged.
     pub pss: Option<CensusPss>,
     pub pss_note: Option<String>,
+    /// Milliseconds from readiness until enough workers answered (None:
+    /// not within the bound).
+    pub workers_up_ms: Option<u64>,
 }
 
 /// The server's memory at its peak: what each worker's copy of the app
@@ -139,6 +142,7 @@ pub fn judge(plan: &CensusPlan, trials: Trials, run: &CensusRun) -> Judged<Censu
     let figures = CensusFigures {
         pss,
         pss_note,
+        workers_up_ms: run.workers_up_ms,
         fork_control: Some(fork),
         workers_at_least: plan.workers_at_least,
         import_pids: replies.iter().map(|r| r.import_pid).collect(),
@@ -180,10 +184,18 @@ pub fn judge(plan: &CensusPlan, trials: Trials, run: &CensusRun) -> Judged<Censu
     }
     if (workers.len() as u32) < plan.workers_at_least {
         failed.push(format!(
-            "only {} distinct worker(s) {workers:?} served {} requests (needs {})",
+            "only {} distinct worker(s) {workers:?} served {} requests (needs {}){}",
             workers.len(),
             run.before.replies.len(),
-            plan.workers_at_least
+            plan.workers_at_least,
+            if run.workers_up_ms.is_none() {
+                format!(
+                    "; no more had answered {} ms after the server was ready (twice its readiness time plus 2 s)",
+                    run.workers_up_bound_ms
+                )
+            } else {
+                String::new()
+            }
         ));
     }
     if !workers_after.is_subset(&workers) {

@@ -167,6 +167,15 @@ impl Probe for WorkerCensus {
         let mut pss = PeakTracker::default();
         pss.sample(target.pgid);
         let fork_control = measure::fork_control(&ctx.python.python, &ctx.app_dir).await;
+        let up_bound = measure::workers_up_bound(target.ready_after);
+        let workers_up_ms = measure::await_workers(
+            target.addr,
+            &plan.runtime_path,
+            plan.workers_at_least,
+            up_bound,
+            ctx.limits,
+        )
+        .await;
         let before =
             measure::census(target.addr, &plan.runtime_path, plan.requests, ctx.limits).await;
         pss.sample(target.pgid);
@@ -181,6 +190,8 @@ impl Probe for WorkerCensus {
         Ok(CensusRun {
             fork_control,
             pss: pss.finish(),
+            workers_up_ms,
+            workers_up_bound_ms: up_bound.as_millis() as u64,
             before,
             after,
             pair_ratio,

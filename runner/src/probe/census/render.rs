@@ -10,6 +10,12 @@ pub fn table(f: &CensusFigures, s: &mut String) {
         "  workers {:?} (needs >= {}), at the end {:?}; runtime dead in {:?}; app imported in {:?}\n",
         f.workers, f.workers_at_least, f.workers_after, f.dead_runtimes, f.import_pids
     ));
+    if let Some(ms) = f.workers_up_ms {
+        s.push_str(&format!(
+            "  {} workers answered {ms} ms after the server was ready\n",
+            f.workers_at_least
+        ));
+    }
     if let Some(fc) = &f.fork_control {
         s.push_str(&format!(
             "  fork control: parent alive={}, forked child alive={} (check: {})\n",
