@@ -190,7 +190,7 @@ pub fn judge(plan: &CensusPlan, trials: Trials, run: &CensusRun) -> Judged<Censu
             plan.workers_at_least,
             if run.workers_up_ms.is_none() {
                 format!(
-                    "; no more had answered {} ms after the server was ready (twice its readiness time plus 2 s)",
+                    "; no more had answered within {} ms after the fork control (twice the server's readiness time plus 2 s)",
                     run.workers_up_bound_ms
                 )
             } else {

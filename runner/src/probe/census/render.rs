@@ -12,7 +12,7 @@ pub fn table(f: &CensusFigures, s: &mut String) {
     ));
     if let Some(ms) = f.workers_up_ms {
         s.push_str(&format!(
-            "  {} workers answered {ms} ms after the server was ready\n",
+            "  {} workers had answered {ms} ms after the fork control (the server was ready before it)\n",
             f.workers_at_least
         ));
     }
