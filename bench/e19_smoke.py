@@ -14,7 +14,13 @@ Prints a Markdown table: median and range of seconds, the runner's median
 over the smoke's, the gate's verdicts and the trials it ran.
 
     python3 bench/e19_smoke.py --runs 10
+    python3 bench/e19_smoke.py --runs 10 --noise burst   # both under the same load
     python3 bench/e19_smoke.py --runs 3 --exe /tmp/runner-base   # another build
+
+`--noise burst` keeps one core busy 100 ms out of every 200 ms (the
+runner's own `--noise burst` pattern) for the whole bench, in one process
+the bench starts and stops, so the smoke and the gate run under the same
+load; `spin` keeps one core busy all along.
 """
 
 import argparse
@@ -142,6 +148,30 @@ def gate(exe):
     return wall, verdict, trials
 
 
+# The runner's burst and spin loads (runner/src/kernel/noise.rs), as one
+# process for the whole bench.
+NOISE_LOOP = '''
+import sys, time
+on, off = float(sys.argv[1]) / 1e3, float(sys.argv[2]) / 1e3
+end = time.monotonic() + 3600
+while time.monotonic() < end:
+    busy = time.monotonic() + on
+    while time.monotonic() < busy:
+        pass
+    if off:
+        time.sleep(off)
+'''
+DUTY_MS = {"burst": (100, 100), "spin": (1000, 0)}
+
+
+def start_noise(noise):
+    if noise == "none":
+        return None
+    on, off = DUTY_MS[noise]
+    return subprocess.Popen([sys.executable, "-c", NOISE_LOOP, str(on), str(off)],
+                            start_new_session=True)
+
+
 def spread(xs):
     return "%.2f [%.2f-%.2f]" % (statistics.median(xs), min(xs), max(xs))
 
@@ -150,6 +180,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--exe", help="a runner binary to time (default: build the release one)")
+    ap.add_argument("--noise", choices=["none", "burst", "spin"], default="none",
+                    help="background load for the whole bench, the same for both")
     args = ap.parse_args()
     exe = args.exe
     if not exe:
@@ -161,6 +193,28 @@ def main():
     with open("/proc/loadavg") as f:
         load = f.read().split()[:3]
     smokes, gates, verdicts, trials, ratios = [], [], [], [], []
+    noise = start_noise(args.noise)
+    try:
+        measure(args, exe, python, smokes, gates, verdicts, trials, ratios)
+    finally:
+        if noise is not None:
+            os.killpg(noise.pid, signal.SIGKILL)
+            noise.wait()
+    print("load average at start: %s; noise: %s" % (" ".join(load), args.noise))
+    print()
+    print("| | runs | median s [range] | runner / smoke |")
+    print("|---|---:|---:|---:|")
+    print("| seed-style smoke (granian, 5 trials a mode) | %d | %s | |" % (len(smokes), spread(smokes)))
+    print("| runner gate E19 | %d | %s | %.2fx |" % (
+        len(gates), spread(gates), statistics.median(gates) / statistics.median(smokes)))
+    print()
+    counts = {v: verdicts.count(v) for v in sorted(set(verdicts))}
+    print("gate verdicts: %s; trials: %s" % (counts, trials))
+    print("smoke ratios: release %s, hold %s" % (
+        spread([r["release"] for r in ratios]), spread([r["hold"] for r in ratios])))
+
+
+def measure(args, exe, python, smokes, gates, verdicts, trials, ratios):
     for i in range(args.runs):
         order = (0, 1) if i % 2 == 0 else (1, 0)
         for which in order:
@@ -176,18 +230,6 @@ def main():
         print("run %d: smoke %.2f s (release %.2fx, hold %.2fx), gate %.2f s (%s, %s trials)" % (
             i + 1, smokes[-1], ratios[-1]["release"], ratios[-1]["hold"], gates[-1],
             verdicts[-1], trials[-1]), file=sys.stderr, flush=True)
-    print("load average at start: %s" % " ".join(load))
-    print()
-    print("| | runs | median s [range] | runner / smoke |")
-    print("|---|---:|---:|---:|")
-    print("| seed-style smoke (granian, 5 trials a mode) | %d | %s | |" % (len(smokes), spread(smokes)))
-    print("| runner gate E19 | %d | %s | %.2fx |" % (
-        len(gates), spread(gates), statistics.median(gates) / statistics.median(smokes)))
-    print()
-    counts = {v: verdicts.count(v) for v in sorted(set(verdicts))}
-    print("gate verdicts: %s; trials: %s" % (counts, trials))
-    print("smoke ratios: release %s, hold %s" % (
-        spread([r["release"] for r in ratios]), spread([r["hold"] for r in ratios])))
 
 
 if __name__ == "__main__":

@@ -74,7 +74,8 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
         .collect();
 
     let progress = RefCell::new(Progress::default());
-    let statuses = RefCell::new(Vec::new());
+    let pending = RefCell::new(None);
+    let python_status = RefCell::new(None);
     let terminal = RefCell::new(Terminal::new(std::io::stdout()));
     let mut emit = |e: Event<'_>| {
         // With --json, stdout carries only the JSON document.
@@ -91,17 +92,19 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
         &mut emit,
         &mut |env| {
             // The header `matrix --from` shows: the server's version, and
-            // the interpreter's for rows that run no server.
-            let mut s =
-                runner::server::status::statuses(std::slice::from_ref(&profile), Some(&env.python));
+            // the interpreter's for rows that run no server. Read while the
+            // gates run, and joined before the report.
+            *pending.borrow_mut() = Some(runner::server::status::statuses_in_background(
+                vec![profile.clone()],
+                env.python.clone(),
+            ));
             if jobs.iter().any(|j| j.row.servers().is_empty()) {
-                s.push(runner::server::status::python_status(
+                *python_status.borrow_mut() = Some(runner::server::status::python_status(
                     runner::gate::NO_SERVER,
                     &env.python,
                     &project.specs_dir(),
                 ));
             }
-            *statuses.borrow_mut() = s;
         },
     )
     .await
@@ -109,6 +112,12 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
         Ok(i) => i,
         Err(e) => return unusable(&e),
     };
+    let mut statuses: Vec<_> = pending
+        .into_inner()
+        .and_then(|h| h.join().ok())
+        .unwrap_or_default();
+    statuses.extend(python_status.into_inner());
+    let statuses = RefCell::new(statuses);
 
     let progress = progress.borrow();
     let note = super::interrupted_note(interrupted, &progress);

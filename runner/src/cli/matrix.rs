@@ -166,7 +166,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
     // Per-gate tables go to stderr: stdout carries the matrix only.
     let terminal = RefCell::new(Terminal::new(std::io::stderr()));
     let mut emit = |e: Event<'_>| terminal.borrow_mut().event(&e);
-    let statuses = RefCell::new(Vec::new());
+    let pending = RefCell::new(None);
     let limits = opts.run.limits;
     let interrupted = match super::run_jobs_interruptible(
         project,
@@ -176,7 +176,11 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
         &progress,
         &mut emit,
         &mut |env| {
-            *statuses.borrow_mut() = status::statuses(&profiles, Some(&env.python));
+            // Read while the gates run, joined before the report.
+            *pending.borrow_mut() = Some(status::statuses_in_background(
+                profiles.clone(),
+                env.python.clone(),
+            ));
         },
     )
     .await
@@ -186,7 +190,10 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
     };
 
     let progress = progress.borrow();
-    let mut statuses = statuses.into_inner();
+    let mut statuses = pending
+        .into_inner()
+        .and_then(|h| h.join().ok())
+        .unwrap_or_default();
     if statuses.is_empty() {
         // Interrupted before the versions were read: columns without them.
         statuses = status::statuses(&profiles, None)

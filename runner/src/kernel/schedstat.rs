@@ -452,6 +452,13 @@ pub fn force_off() -> bool {
     CHECKED.set(Availability::Missing(Missing::Off)).is_ok()
 }
 
+/// Whether [`availability`] could find the accounting here: on Linux,
+/// unless [`force_off`] turned it off. A quick answer for what must start
+/// before the self-check ends (the capacity control, where there is none).
+pub fn may_be_available() -> bool {
+    cfg!(target_os = "linux") && !forced_off()
+}
+
 /// Whether [`force_off`] turned the witness off.
 pub fn forced_off() -> bool {
     CHECKED.get() == Some(&Availability::Missing(Missing::Off))

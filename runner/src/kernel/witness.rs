@@ -84,6 +84,16 @@ impl Witness {
         (self.wall_ns > 0).then(|| self.on_cpu_ns as f64 / self.wall_ns as f64)
     }
 
+    /// The kernel's capacity reading of this pair: 1 + the run-queue time
+    /// of every task of the server's group over the wall. About 1.0 when
+    /// every task that was runnable had a core; 2.0 when two runnable
+    /// serving threads shared one core all along. The same scale as the
+    /// capacity control's pair / single (`kernel/control.rs`), read off
+    /// the very threads that served the pair. None for a zero wall.
+    pub fn core_wait_ratio(&self) -> Option<f64> {
+        (self.wall_ns > 0).then(|| 1.0 + self.run_queue_ns as f64 / self.wall_ns as f64)
+    }
+
     /// The serving threads' blocked time as a share of their wall, taken
     /// together (Σ blocked / (threads × wall)); None with no thread read.
     pub fn blocked_fraction(&self) -> Option<f64> {

@@ -253,7 +253,7 @@ async fn run_pair(spec: &PairSpec<'_>) -> Result<PairRatioRun, String> {
             [target, control_target],
             &plan,
             trials,
-            &mut control,
+            Some(&mut control),
             spec.limits,
             &|run| read(spec.path, !spec.fixture, run).work.is_some(),
             &mut |_| {},

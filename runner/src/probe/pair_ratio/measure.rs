@@ -16,7 +16,9 @@
 //! - The pair is released together: both requests are issued in one poll of
 //!   a single-threaded runtime, microseconds apart.
 //! - Modes alternate order trial by trial (ABBA...), so drift in the machine
-//!   lands on both modes alike; each trial also samples the capacity control.
+//!   lands on both modes alike. Where there is no scheduler witness, each
+//!   trial also samples the capacity control; with one, the witness's own
+//!   run-queue figures say whether a core was free (no control process).
 //! - Every `/work` reply's digest is checked against one computed here; a
 //!   mismatch, a non-200 or a lost connection makes the run "broken", which
 //!   can never pass.
@@ -36,7 +38,7 @@ use crate::digest::WorkDigest;
 use crate::host::limits::Limits;
 use crate::http::reply;
 use crate::http::{Connection, HttpError, Reply};
-use crate::kernel::control::{CapacityControl, ControlSample};
+use crate::kernel::control::{CapacityControl, ControlError, ControlSample};
 use crate::kernel::schedstat::{self, Availability, Snapshot};
 use crate::kernel::witness::{self, Witness};
 use crate::probe::seeds::Seeds;
@@ -66,11 +68,14 @@ pub struct ModeRun {
 
 pub use crate::http::reply::Broken;
 
-/// The whole run: both modes and the capacity control, or why it broke.
+/// The whole run: both modes and the capacity control (where one ran), or
+/// why it broke.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct PairRatioRun {
     pub under_test: ModeRun,
     pub control: ModeRun,
+    /// The capacity control's sample of each trial; empty where no control
+    /// ran (the witness's run-queue figures stand in: `core_wait_ratio`).
     pub capacity: Vec<ControlSample>,
     /// The under-test mode's two connections (client ports).
     pub connection_ports: [u16; 2],
@@ -303,12 +308,12 @@ async fn open_lane(mode: &Mode, target: Target, cap: u32, limits: Limits) -> Res
 /// Runs the probe: `trials.min` trials, then one more at a time until
 /// `settled` says the figures decide the verdict, or `trials.max`.
 /// `targets` are the servers of [under test, control]; equal addresses share
-/// one lane of connections.
+/// one lane of connections. `control`, where given, is sampled every trial.
 pub async fn run(
     targets: [Target; 2],
     plan: &PairRatioPlan,
     trials: Trials,
-    control: &mut CapacityControl,
+    mut control: Option<&mut CapacityControl>,
     limits: Limits,
     settled: &dyn Fn(&PairRatioRun) -> bool,
     emit: &mut dyn FnMut(ProbeEvent),
@@ -329,7 +334,7 @@ pub async fn run(
         trials,
         limits,
     };
-    if let Err(broken) = run_into(&args, control, settled, emit, &mut out).await {
+    if let Err(broken) = run_into(&args, &mut control, settled, emit, &mut out).await {
         out.broken = Some(broken);
     }
     out
@@ -358,7 +363,7 @@ fn mode_run(mode: &Mode) -> ModeRun {
 
 async fn run_into(
     args: &RunArgs<'_>,
-    control: &mut CapacityControl,
+    control: &mut Option<&mut CapacityControl>,
     settled: &dyn Fn(&PairRatioRun) -> bool,
     emit: &mut dyn FnMut(ProbeEvent),
     out: &mut PairRatioRun,
@@ -409,6 +414,12 @@ async fn run_into(
         Availability::Available => s.witness = true,
         other => out.witness_unavailable = other.reason(),
     }
+    if !s.witness && control.is_none() {
+        // The wall rules need a free core proved trial by trial.
+        return Err(Broken::Control(ControlError::Start(
+            "no scheduler witness and no capacity control to tell a free core".into(),
+        )));
+    }
 
     // Warm-up: every mode paired on both its connections, so both have
     // carried a request and the server's threads, imports and buffers exist
@@ -418,11 +429,13 @@ async fn run_into(
             s.pair(slot, mode).await?;
         }
         // The control process warms up too: its first pair starts cold.
-        let seed = s.seeds.next().unwrap_or_default();
-        control
-            .sample(plan.work_kib, seed, &s.digest, args.limits.request)
-            .await
-            .map_err(Broken::Control)?;
+        if let Some(control) = control.as_deref_mut() {
+            let seed = s.seeds.next().unwrap_or_default();
+            control
+                .sample(plan.work_kib, seed, &s.digest, args.limits.request)
+                .await
+                .map_err(Broken::Control)?;
+        }
     }
     let mut threads: [std::collections::BTreeSet<(Option<u32>, u64)>; 2] = Default::default();
     let mut pids: [std::collections::BTreeSet<u32>; 2] = Default::default();
@@ -447,12 +460,14 @@ async fn run_into(
             run.pair_ms.push(reading.ms);
             run.witness.push(reading.witness);
         }
-        let seed = s.seeds.next().unwrap_or_default();
-        let sample = control
-            .sample(plan.work_kib, seed, &s.digest, args.limits.request)
-            .await
-            .map_err(Broken::Control)?;
-        out.capacity.push(sample);
+        if let Some(control) = control.as_deref_mut() {
+            let seed = s.seeds.next().unwrap_or_default();
+            let sample = control
+                .sample(plan.work_kib, seed, &s.digest, args.limits.request)
+                .await
+                .map_err(Broken::Control)?;
+            out.capacity.push(sample);
+        }
         out.trials_done = trial.index + 1;
         out.peer_port_byte_swapped = s.swapped_peer_port.get();
         out.under_test.pair_threads = threads[0].len();

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Probe, ProbeCtx};
 use crate::kernel::control::CapacityControl;
+use crate::kernel::schedstat::{self, Availability};
 use crate::spec::check::{int_in_range, key, ratio_in_range, ErrAt};
 use crate::spec::mode::validate_modes;
 use crate::spec::{Mode, ModeFile, ServerSettings, SpecError, Trials};
@@ -197,17 +198,30 @@ impl Probe for PairRatio {
     }
 
     async fn measure(plan: &PairRatioPlan, ctx: &mut ProbeCtx<'_>) -> Result<PairRatioRun, Stop> {
-        // The control process starts while the servers boot: both are waits.
-        let control = CapacityControl::start(&ctx.python.python, &ctx.app_dir);
+        // Both waits overlap the servers' boot: the witness's self-check
+        // (about 30 ms of spinning, once per process) and, where the kernel
+        // keeps no per-thread accounting, the capacity control's start.
+        // With the witness, its run-queue figures tell each trial whether a
+        // core was free, and no control process runs.
+        let checked = tokio::task::spawn_blocking(schedstat::availability);
+        let early = (!schedstat::may_be_available())
+            .then(|| CapacityControl::start(&ctx.python.python, &ctx.app_dir));
         let under_test = ctx.server(&plan.under_test.server).await?;
         let control_target = ctx.server(&plan.control.server).await?;
-        let mut control = control.map_err(|e| Stop::cannot_judge(e.to_string()))?;
+        let witnessed = matches!(checked.await, Ok(Availability::Available));
+        let mut control = match (witnessed, early) {
+            (true, _) => None,
+            (false, Some(started)) => Some(started),
+            (false, None) => Some(CapacityControl::start(&ctx.python.python, &ctx.app_dir)),
+        }
+        .transpose()
+        .map_err(|e| Stop::cannot_judge(e.to_string()))?;
         let trials = ctx.trials;
         Ok(measure::run(
             [under_test, control_target],
             plan,
             trials,
-            &mut control,
+            control.as_mut(),
             ctx.limits,
             &|run| judge::judge(plan, trials, run).settled(),
             &mut *ctx.emit,

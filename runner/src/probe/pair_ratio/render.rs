@@ -1,6 +1,6 @@
 //! The pair-ratio table: one line per mode, then the capacity control.
 
-use super::judge::{p_bound, ModeFigures, PairRatioFigures, WitnessRole};
+use super::judge::{p_bound, CapacitySource, ModeFigures, PairRatioFigures, WitnessRole};
 
 fn ok(holds: bool) -> &'static str {
     if holds {
@@ -47,8 +47,12 @@ pub fn table(f: &PairRatioFigures, s: &mut String) {
         format!("<= {:.2}x", f.capacity_at_most),
         ok(f.capacity <= f.capacity_at_most)
     ));
+    let capacity = match f.capacity_source {
+        CapacitySource::Control => "capacity: the control's min pair / min single",
+        CapacitySource::Kernel => "capacity: 1 + the server's run-queue time / the pair's wall",
+    };
     s.push_str(&format!(
-        "  ({} trials, {} with a free core; single and pair are the fastest of each; ratio = min pair / min single)\n",
+        "  ({} trials, {} with a free core; single and pair are the fastest of each; ratio = min pair / min single; {capacity})\n",
         f.trials, f.valid_trials
     ));
     witness_table(f, s);

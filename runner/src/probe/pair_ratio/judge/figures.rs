@@ -87,10 +87,12 @@ pub struct PairRatioFigures {
     /// direction the row expects them to separate.
     pub gap: f64,
     pub gap_at_least: f64,
-    /// min(pair)/min(single) of the no-server control.
+    /// The best trial's capacity figure: the no-server control's pair /
+    /// single, or the kernel's core-wait ratio (`capacity_source`).
     pub capacity: f64,
     pub capacity_at_most: f64,
     pub capacity_trials: Spread,
+    pub capacity_source: CapacitySource,
     pub trials: u32,
     /// Trials whose capacity sample found a free core: the only ones the
     /// mode figures are computed from.
@@ -168,22 +170,69 @@ pub fn warnings(run: &PairRatioRun) -> Vec<Warning> {
     warnings
 }
 
-/// The figures of `run`; None when no trial completed.
-pub fn reduce(plan: &PairRatioPlan, run: &PairRatioRun) -> Option<PairRatioFigures> {
+/// Where each trial's capacity reading came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum CapacitySource {
+    /// The capacity control: the releasing work twice at once in a plain
+    /// Python process, pair / single (where there is no witness).
+    Control,
+    /// The scheduler witness: 1 + the server group's run-queue time over
+    /// the pair's wall, the larger of the trial's two pairs.
+    Kernel,
+}
+
+/// Each trial's capacity figure (pair / single of the control, or the
+/// kernel's core-wait ratio; None for a trial with no reading), and the
+/// source. A run with control samples reads them; one without reads the
+/// witness of its pairs.
+fn capacity_per_trial(run: &PairRatioRun) -> (Vec<Option<f64>>, CapacitySource) {
+    if !run.capacity.is_empty() {
+        let per_trial = run
+            .capacity
+            .iter()
+            .map(|c| Some(c.pair_ms / c.single_ms))
+            .collect();
+        return (per_trial, CapacitySource::Control);
+    }
+    let of = |m: &ModeRun, t: usize| {
+        m.witness
+            .get(t)
+            .and_then(Option::as_ref)
+            .and_then(|w| w.core_wait_ratio())
+    };
+    let per_trial = (0..run.trials_done as usize)
+        .map(|t| match (of(&run.under_test, t), of(&run.control, t)) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            _ => None,
+        })
+        .collect();
+    (per_trial, CapacitySource::Kernel)
+}
+
+/// The run's capacity figure: the control's min(pair) / min(single), or
+/// the kernel's best trial.
+fn best_capacity(run: &PairRatioRun, per_trial: &[f64]) -> Option<f64> {
+    if run.capacity.is_empty() {
+        return per_trial.iter().copied().reduce(f64::min);
+    }
     let singles: Vec<f64> = run.capacity.iter().map(|c| c.single_ms).collect();
     let pairs: Vec<f64> = run.capacity.iter().map(|c| c.pair_ms).collect();
-    let per_trial: Vec<f64> = run
-        .capacity
-        .iter()
-        .map(|c| c.pair_ms / c.single_ms)
-        .collect();
+    ratio_of_minima(&pairs, &singles)
+}
+
+/// The figures of `run`; None when no trial completed with a capacity
+/// reading.
+pub fn reduce(plan: &PairRatioPlan, run: &PairRatioRun) -> Option<PairRatioFigures> {
+    let (readings, capacity_source) = capacity_per_trial(run);
+    let per_trial: Vec<f64> = readings.iter().flatten().copied().collect();
     // Only trials whose own capacity sample found a free core are evidence
     // for the wall figures. Measured under intermittent load (other
     // processes compiling), a run's best capacity sample alone was too
     // optimistic: one lucky sample let trials whose pairs never had two
     // cores read as a failed claim.
-    let valid: Vec<usize> = (0..per_trial.len())
-        .filter(|&t| per_trial[t] <= plan.capacity_at_most)
+    let valid: Vec<usize> = (0..readings.len())
+        .filter(|&t| readings[t].is_some_and(|c| c <= plan.capacity_at_most))
         .collect();
     let evidence = |m: &ModeRun| -> ModeRun {
         let pick = |v: &[f64]| {
@@ -202,7 +251,7 @@ pub fn reduce(plan: &PairRatioPlan, run: &PairRatioRun) -> Option<PairRatioFigur
     let (Some(mut u), Some(mut c), Some(capacity), Some(capacity_trials)) = (
         mode_figures(&evidence(&run.under_test), plan.under_test.bound),
         mode_figures(&evidence(&run.control), plan.control.bound),
-        ratio_of_minima(&pairs, &singles),
+        best_capacity(run, &per_trial),
         Spread::of(&per_trial),
     ) else {
         return None;
@@ -257,6 +306,7 @@ pub fn reduce(plan: &PairRatioPlan, run: &PairRatioRun) -> Option<PairRatioFigur
         capacity,
         capacity_at_most: plan.capacity_at_most,
         capacity_trials,
+        capacity_source,
         trials: run.trials_done,
         valid_trials: valid.len() as u32,
         margins,

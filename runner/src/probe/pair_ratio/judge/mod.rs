@@ -13,7 +13,11 @@
 //!
 //! The rules in brief:
 //!
-//! - With a free core (at least `free_core_trials` trials whose capacity sample
+//! - A trial's capacity reading says whether a core was free for its pairs:
+//!   with the witness, the server's own run-queue time over each pair (1 +
+//!   run-queue / wall, the larger of the trial's two pairs); without it,
+//!   the capacity control's sample (`kernel/control.rs`).
+//! - With a free core (at least `free_core_trials` trials whose capacity reading
 //!   found one), the wall gap decides and the witness must agree; where
 //!   they disagree the verdict is "cannot judge", naming both.
 //! - With no free core, the wall ratio is not usable and the witness
@@ -31,7 +35,7 @@ mod figures;
 mod rules;
 mod words;
 
-pub use figures::{ModeFigures, ModeWitness, PairRatioFigures, WitnessRole};
+pub use figures::{CapacitySource, ModeFigures, ModeWitness, PairRatioFigures, WitnessRole};
 pub use words::p_bound;
 
 use super::measure::PairRatioRun;
@@ -55,9 +59,17 @@ pub fn judge(plan: &PairRatioPlan, trials: Trials, run: &PairRatioRun) -> Judged
         return j;
     }
     let Some(mut f) = figures::reduce(plan, run) else {
-        let mut j = Judged::bare(Verdict::CannotJudge, "no trial completed".into());
+        let why = if run.trials_done == 0 {
+            "no trial completed".to_string()
+        } else {
+            format!(
+                "no trial of {} has a capacity reading (the scheduler's snapshots of the server could not be read)",
+                run.trials_done
+            )
+        };
+        let mut j = Judged::bare(Verdict::CannotJudge, why.clone());
         j.warnings = warnings;
-        j.unsettled = Some("no trial completed".into());
+        j.unsettled = Some(why);
         return j;
     };
     let unverified = [!run.under_test.digest_checked, !run.control.digest_checked];

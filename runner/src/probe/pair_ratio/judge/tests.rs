@@ -430,3 +430,76 @@ fn the_on_cpu_proof_settles_a_witness_pass_with_no_free_core() {
     let r = witnessed(&p, (2.0, 2.0, 2.0), serialised, crept, 5);
     assert_ne!(judge(&p, BUDGET, &r).concluded().verdict, Verdict::Pass);
 }
+
+/// `r` as a run with the witness and no capacity control: each trial's
+/// capacity is read off its pairs' run-queue time.
+fn kernel_capacity(mut r: PairRatioRun) -> PairRatioRun {
+    r.capacity.clear();
+    r
+}
+
+/// Two threads hashing at once on two free cores: 1 ms of waiting each.
+fn parallel_free() -> Witness {
+    pair_witness(&[(38, 1), (38, 1)])
+}
+
+#[test]
+fn with_the_witness_the_run_queue_tells_a_free_core() {
+    let p = witnessed_plan();
+    // Quiet: the server's tasks waited 2 ms of a 40 ms pair (1.05x), so
+    // every trial had a free core and the wall decides, the witness agreeing.
+    let r = kernel_capacity(witnessed(
+        &p,
+        (1.02, 2.01, 9.9),
+        parallel_free,
+        serialised,
+        5,
+    ));
+    let j = judge(&p, BUDGET, &r);
+    let f = j.figures.as_ref().unwrap();
+    assert_eq!(f.capacity_source, CapacitySource::Kernel);
+    assert_eq!(f.valid_trials, 5);
+    assert!((f.capacity - 1.05).abs() < 1e-9, "{}", f.capacity);
+    assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
+    assert_eq!(f.witness, WitnessRole::Agrees, "{}", j.reason);
+    assert!(j.settled(), "{:?}", j.unsettled);
+    // Twin: the releasing threads waited 29 of 40 ms for a core (1.72x):
+    // no free core, so the same wall fail is not usable and the witness
+    // decides alone.
+    let r = kernel_capacity(witnessed(&p, (1.98, 2.01, 1.0), parallel, serialised, 5));
+    let j = judge(&p, BUDGET, &r).concluded();
+    let f = j.figures.as_ref().unwrap();
+    assert_eq!(f.valid_trials, 0);
+    assert_eq!(f.witness, WitnessRole::Decides, "{}", j.reason);
+    assert!(
+        j.reason
+            .contains("did the server's tasks wait for a core at most 30% of the pair's wall"),
+        "{}",
+        j.reason
+    );
+}
+
+#[test]
+fn with_the_witness_a_trial_without_snapshots_has_no_free_core() {
+    let p = witnessed_plan();
+    let mut r = kernel_capacity(witnessed(
+        &p,
+        (1.02, 2.01, 1.0),
+        parallel_free,
+        serialised,
+        5,
+    ));
+    r.control.witness[2] = None;
+    let f = judge(&p, BUDGET, &r).figures.unwrap();
+    assert_eq!(
+        f.valid_trials, 4,
+        "the trial without a reading is no evidence"
+    );
+    // Twin: no reading in any trial is no figure at all, and says why.
+    for w in r.control.witness.iter_mut() {
+        *w = None;
+    }
+    let j = judge(&p, BUDGET, &r).concluded();
+    assert_eq!(j.verdict, Verdict::CannotJudge);
+    assert!(j.reason.contains("has a capacity reading"), "{}", j.reason);
+}

@@ -3,7 +3,7 @@
 //! only.
 
 use super::super::PairRatioPlan;
-use super::figures::{ModeFigures, PairRatioFigures};
+use super::figures::{CapacitySource, ModeFigures, PairRatioFigures};
 use super::rules::{Decision, Near, Open, Wall};
 use crate::spec::{Bound, Trials};
 
@@ -60,13 +60,23 @@ pub fn reason(
     );
     let bare = |reason: String| (reason, "no verdict".to_string());
     let no_core = || {
-        format!(
+        match f.capacity_source {
+        CapacitySource::Control => format!(
             "no free core: in only {k} of {n} trials did the same releasing work twice at once with no server in \
              the path read <= {:.2}x (best {:.2}x; needs {} such trials)",
             plan.capacity_at_most,
             f.capacity,
             plan.free_core_trials_needed(trials)
-        )
+        ),
+        CapacitySource::Kernel => format!(
+            "no free core: in only {k} of {n} trials did the server's tasks wait for a core at most {:.0}% of \
+             the pair's wall (1 + run-queue / wall <= {:.2}x; best {:.2}x; needs {} such trials)",
+            (plan.capacity_at_most - 1.0) * 100.0,
+            plan.capacity_at_most,
+            f.capacity,
+            plan.free_core_trials_needed(trials)
+        ),
+    }
     };
     let wall_reason = |wall: Wall| match wall {
         Wall::Pass => summary.clone(),
