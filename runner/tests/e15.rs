@@ -16,6 +16,15 @@ fn e15_passes_on_granian_with_two_workers() {
     assert_eq!(f["fork_control"]["child"]["alive"], false);
     // The holding view runs in parallel on two processes, not on one.
     common::JsonRun::assert_pair_figures(&f["pair_ratio"], true);
+    // Each worker's PSS, named by the census (Linux: smaps_rollup).
+    if cfg!(target_os = "linux") {
+        let procs = pss_processes(f);
+        let workers: Vec<i64> = procs.iter().filter(|p| p.2).map(|p| p.0).collect();
+        assert_eq!(workers.len(), 2, "{f}");
+        assert!(procs.iter().all(|p| p.1 > 0), "{f}");
+        let sum: u64 = procs.iter().map(|p| p.1).sum();
+        assert_eq!(f["pss"]["peak_kib"].as_u64(), Some(sum), "{f}");
+    }
     run.assert_no_survivors();
 }
 
@@ -24,24 +33,7 @@ fn e15_fails_when_workers_inherit_the_runtime_across_fork() {
     // gunicorn --preload imports the app in the master and forks: every
     // worker's runtime thread is gone.
     let dir = tempfile::tempdir().unwrap();
-    let profile = dir.path().join("gunicorn-preload.yaml");
-    std::fs::write(
-        &profile,
-        r#"name: gunicorn-preload
-package: gunicorn
-argv: ["{python}", "-m", "gunicorn", "--chdir", "{app_dir}", "-b", "{host}:{port}", "-k", "gthread", "{knobs}", "{app}"]
-knobs:
-  threads: ["--threads", "{threads}"]
-  workers: ["-w", "{workers}"]
-  preload: ["--preload"]
-  no_preload: []
-ready:
-  path: /
-  timeout_ms: 20000
-stop_grace_ms: 3000
-"#,
-    )
-    .unwrap();
+    let profile = gunicorn_preload(dir.path());
     let row = edited(
         "E15",
         dir.path(),
@@ -55,6 +47,84 @@ stop_grace_ms: 3000
         "{}",
         run.reason()
     );
+    run.assert_no_survivors();
+}
+
+/// A gunicorn profile that can import the app in the master (`--preload`).
+fn gunicorn_preload(dir: &std::path::Path) -> std::path::PathBuf {
+    let profile = dir.join("gunicorn-preload.yaml");
+    std::fs::write(
+        &profile,
+        r#"name: gunicorn-preload
+package: gunicorn
+argv: ["{python}", "-m", "gunicorn", "--chdir", "{app_dir}", "-b", "{host}:{port}", "-k", "gthread", "{knobs}", "{app}"]
+knobs:
+  threads: ["--threads", "{threads}"]
+  workers: ["-w", "{workers}"]
+  preload: ["--preload"]
+  no_preload: []
+ready:
+  path: /
+  timeout_ms: 60000
+stop_grace_ms: 3000
+"#,
+    )
+    .unwrap();
+    profile
+}
+
+/// Each process of the census's PSS figures: (pid, KiB, worker).
+fn pss_processes(f: &serde_json::Value) -> Vec<(i64, u64, bool)> {
+    f["pss"]["processes"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no PSS figures: {f}"))
+        .iter()
+        .map(|p| {
+            (
+                p["pid"].as_i64().unwrap(),
+                p["pss_kib"].as_u64().unwrap(),
+                p["worker"].as_bool().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn e15_minilm_fails_when_workers_inherit_the_tokenizers_pool_across_fork() {
+    // The model app's real runtime: gunicorn --preload loads the model (and
+    // starts the tokenizers pool) in the master, then forks; no worker has
+    // the pool's threads. Needs the model packages (`prepare --rows all`);
+    // without them the row must say so, never pass.
+    let dir = tempfile::tempdir().unwrap();
+    let profile = gunicorn_preload(dir.path());
+    let row = edited(
+        "E15-minilm",
+        dir.path(),
+        "E15-minilm-preload.yaml",
+        &[("  preload: false", "  preload: true")],
+    );
+    let run = gate_json(&[row.to_str().unwrap(), "--server", profile.to_str().unwrap()]);
+    if run.verdict() == "not-applicable" {
+        assert!(
+            run.reason().contains("runner prepare --rows all"),
+            "{}",
+            run.reason()
+        );
+        return;
+    }
+    assert_eq!(run.verdict(), "fail", "{}", run.reason());
+    assert!(
+        run.reason().contains("runtime does not run in worker"),
+        "{}",
+        run.reason()
+    );
+    let f = &run.result()["figures"];
+    // Imported once, in the master; every worker reads its pool dead.
+    assert_eq!(f["import_pids"].as_array().unwrap().len(), 1, "{f}");
+    assert_eq!(f["dead_runtimes"], f["workers"], "{f}");
+    // The forked workers share the master's weights: PSS splits them.
+    let workers: Vec<_> = pss_processes(f).into_iter().filter(|p| p.2).collect();
+    assert_eq!(workers.len(), 2, "{f}");
     run.assert_no_survivors();
 }
 

@@ -45,13 +45,17 @@ pub async fn run_gate(
 ) -> GateResult {
     let started = Instant::now();
     let needs_server = !row.servers().is_empty();
+    let app_dir = row
+        .plan
+        .app()
+        .map_or_else(|| ctx.project.app_dir(), |a| ctx.project.fixture_dir(&a));
     let mut pool = needs_server.then(|| {
         ServerPool::new(PoolSpec {
             row_id: row.id.clone(),
             profile: profile.clone(),
             python: ctx.python.python.clone(),
             app: APP.into(),
-            app_dir: ctx.project.app_dir(),
+            app_dir: app_dir.clone(),
             logs_dir: ctx.project.logs_dir(),
             ready_path: None,
         })
@@ -82,6 +86,7 @@ pub async fn run_gate(
                 limits: ctx.limits,
                 trials: row.trials,
                 row_server: &row.server,
+                app_dir: app_dir.clone(),
                 servers: pool.as_mut(),
                 emit: &mut on_probe,
             };

@@ -75,7 +75,12 @@ impl Project {
     }
 
     pub fn app_dir(&self) -> PathBuf {
-        self.root.join("fixtures").join("bareapp")
+        self.fixture_dir("bareapp")
+    }
+
+    /// A fixture app's folder, fixtures/NAME (a row's `app:`).
+    pub fn fixture_dir(&self, name: &str) -> PathBuf {
+        self.root.join("fixtures").join(name)
     }
 
     /// The runner's own state: `.gates/` in a checkout (ignored by git),

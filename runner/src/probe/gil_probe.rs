@@ -6,10 +6,10 @@
 //! ad-hoc `runner gil-probe` command uses the same plan, measure and judge.
 
 use super::{Probe, ProbeCtx};
-use crate::gil::{self, requires, GilBlock, GilFigures, GilLimits, GilPlan, GilRun};
+use crate::gil::{self, GilBlock, GilFigures, GilLimits, GilPlan, GilRun};
 use crate::spec::check::{key, ErrAt};
 use crate::spec::{ServerSettings, SpecError, Trials};
-use crate::verdict::{Judged, Stop, Verdict};
+use crate::verdict::{Judged, Stop};
 
 /// The gil-probe kind.
 pub struct GilProbe;
@@ -49,22 +49,7 @@ impl Probe for GilProbe {
 
     async fn measure(plan: &GilPlan, ctx: &mut ProbeCtx<'_>) -> Result<GilRun, Stop> {
         let python = &ctx.python.python;
-        let missing = requires::missing(python, &plan.requires).map_err(|e| {
-            Stop::cannot_judge(format!(
-                "cannot ask {} what is installed: {e}",
-                python.display()
-            ))
-        })?;
-        if !missing.is_empty() {
-            return Err(Stop {
-                verdict: Verdict::NotApplicable,
-                reason: format!(
-                    "{}; or run `runner prepare --rows all`",
-                    requires::missing_reason(python, &missing)
-                ),
-                log_tail: None,
-            });
-        }
+        super::require_installed(python, &plan.requires)?;
         Ok(gil::measure(
             python,
             &gil::fixture_dir(&ctx.project.root),

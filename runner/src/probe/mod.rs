@@ -43,6 +43,9 @@ pub struct ProbeCtx<'a> {
     pub trials: Trials,
     /// The row's own server settings (`server:`).
     pub row_server: &'a ServerSettings,
+    /// The folder of the app the gate's servers serve (its fork and
+    /// capacity controls run there too).
+    pub app_dir: std::path::PathBuf,
     /// The gate's servers, started on demand; None for a probe that needs
     /// no server ([`Probe::servers`] is empty).
     pub servers: Option<&'a mut ServerPool>,
@@ -59,6 +62,32 @@ impl ProbeCtx<'_> {
             )),
         }
     }
+}
+
+/// Stops a probe whose pinned extra packages are not in `python`: not
+/// applicable, naming what is missing and the command that installs it.
+pub fn require_installed(
+    python: &std::path::Path,
+    requires: &[crate::gil::Requirement],
+) -> Result<(), Stop> {
+    use crate::gil::requires;
+    let missing = requires::missing(python, requires).map_err(|e| {
+        Stop::cannot_judge(format!(
+            "cannot ask {} what is installed: {e}",
+            python.display()
+        ))
+    })?;
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(Stop {
+        verdict: crate::verdict::Verdict::NotApplicable,
+        reason: format!(
+            "{}; or run `runner prepare --rows all`",
+            requires::missing_reason(python, &missing)
+        ),
+        log_tail: None,
+    })
 }
 
 /// One probe kind. Implemented by a unit struct per kind; the registry
@@ -109,5 +138,11 @@ pub trait Probe {
     /// installs them into the runner's own venv.
     fn requires(_plan: &Self::Plan) -> Vec<crate::gil::Requirement> {
         Vec::new()
+    }
+
+    /// The fixture app the plan's servers serve, a folder of fixtures/
+    /// (`modelapp`); None for the project's own app (fixtures/bareapp).
+    fn app(_plan: &Self::Plan) -> Option<String> {
+        None
     }
 }

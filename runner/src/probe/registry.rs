@@ -96,6 +96,11 @@ macro_rules! registry {
                 match self { $( Plan::$variant(p) => <$ty as Probe>::requires(p), )* }
             }
 
+            /// The fixture app the plan serves (None: the project's app).
+            pub fn app(&self) -> Option<String> {
+                match self { $( Plan::$variant(p) => <$ty as Probe>::app(p), )* }
+            }
+
             /// Measures and judges; the judgement is concluded (the budget
             /// is spent or the figures settled).
             pub async fn run(&self, ctx: &mut ProbeCtx<'_>) -> Result<(Judgement, ProbeRun), Stop> {

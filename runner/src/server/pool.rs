@@ -59,6 +59,8 @@ pub struct Target {
     pub pgid: i32,
     /// The server tells the app client ports with their bytes swapped.
     pub peer_port_byte_swapped: bool,
+    /// How long the server took to answer its first request.
+    pub ready_after: std::time::Duration,
 }
 
 /// What the pool needs to start servers.
@@ -161,6 +163,7 @@ impl ServerPool {
             workers: settings.workers.unwrap_or(1),
             pgid: server.pgid(),
             peer_port_byte_swapped: self.spec.profile.quirks.peer_port_byte_swapped,
+            ready_after: server.ready_after,
         };
         self.running.push((settings.clone(), server, target));
         Ok(target)

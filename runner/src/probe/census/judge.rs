@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use super::measure::{CensusRun, ForkControl};
 use super::CensusPlan;
+use crate::kernel::pss::GroupPss;
 use crate::probe::pair_ratio::{self, PairRatioFigures};
 use crate::spec::Trials;
 use crate::verdict::{Judged, Verdict};
@@ -28,6 +29,72 @@ pub struct CensusFigures {
     /// The evidence the fixture used for "alive".
     pub check: String,
     pub pair_ratio: Option<PairRatioFigures>,
+    /// Each process's PSS at the group's peak, workers named; None where
+    /// it could not be read (`pss_note` says why). Reported, never judged.
+    pub pss: Option<CensusPss>,
+    pub pss_note: Option<String>,
+    /// Milliseconds from readiness until enough workers answered (None:
+    /// not within the bound).
+    pub workers_up_ms: Option<u64>,
+}
+
+/// The server's memory at its peak: what each worker's copy of the app
+/// costs (PSS: shared pages count in part to each sharer).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct CensusPss {
+    /// The group's summed PSS at its peak, KiB.
+    pub peak_kib: u64,
+    /// Each process at that peak, by pid.
+    pub processes: Vec<ProcessPss>,
+    pub samples: u32,
+}
+
+/// One process of the server's group at the peak.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ProcessPss {
+    pub pid: i32,
+    pub pss_kib: u64,
+    /// Whether the census saw this process serve (a worker), or it is
+    /// another process of the group (the master, a helper).
+    pub worker: bool,
+}
+
+/// The PSS figures named by the census's workers, and a note where some
+/// worker has no figure or none could be read.
+pub fn census_pss(
+    pss: &Result<GroupPss, String>,
+    workers: &BTreeSet<u32>,
+) -> (Option<CensusPss>, Option<String>) {
+    let group = match pss {
+        Err(e) => return (None, Some(format!("no PSS figures: {e}"))),
+        Ok(g) => g,
+    };
+    let processes: Vec<ProcessPss> = group
+        .per_process_kib
+        .iter()
+        .map(|&(pid, kib)| ProcessPss {
+            pid,
+            pss_kib: kib,
+            worker: u32::try_from(pid).is_ok_and(|p| workers.contains(&p)),
+        })
+        .collect();
+    let unseen: Vec<u32> = workers
+        .iter()
+        .copied()
+        .filter(|w| !processes.iter().any(|p| p.worker && p.pid as u32 == *w))
+        .collect();
+    let note = (!unseen.is_empty()).then(|| {
+        format!(
+            "worker(s) {unseen:?} are not in the server's process group at the PSS peak \
+             (they serve from another group, or ended): their PSS is not counted"
+        )
+    });
+    let figures = CensusPss {
+        peak_kib: group.peak_kib,
+        processes,
+        samples: group.samples,
+    };
+    (Some(figures), note)
 }
 
 /// Judges a census; its pair-ratio half (where the row has one) is judged
@@ -45,7 +112,10 @@ pub fn judge(plan: &CensusPlan, trials: Trials, run: &CensusRun) -> Judged<Censu
     if !fork.parent.alive {
         return Judged::bare(
             Verdict::CannotJudge,
-            "the fork control's parent reads its own runtime dead; the detector (fixtures/bareapp/runtime.py) is broken".into(),
+            format!(
+                "the fork control's parent reads its own runtime dead ({}); the detector (runtime.py in the app's folder) is broken",
+                fork.parent.note.as_deref().unwrap_or(&fork.parent.check)
+            ),
         );
     }
     if fork.child.alive {
@@ -68,7 +138,11 @@ pub fn judge(plan: &CensusPlan, trials: Trials, run: &CensusRun) -> Judged<Censu
         .as_ref()
         .zip(plan.pair_ratio.as_ref())
         .map(|(r, p)| pair_ratio::judge::judge(p, trials, r).concluded());
+    let (pss, pss_note) = census_pss(&run.pss, &workers.union(&workers_after).copied().collect());
     let figures = CensusFigures {
+        pss,
+        pss_note,
+        workers_up_ms: run.workers_up_ms,
         fork_control: Some(fork),
         workers_at_least: plan.workers_at_least,
         import_pids: replies.iter().map(|r| r.import_pid).collect(),
@@ -110,10 +184,18 @@ pub fn judge(plan: &CensusPlan, trials: Trials, run: &CensusRun) -> Judged<Censu
     }
     if (workers.len() as u32) < plan.workers_at_least {
         failed.push(format!(
-            "only {} distinct worker(s) {workers:?} served {} requests (needs {})",
+            "only {} distinct worker(s) {workers:?} served {} requests (needs {}){}",
             workers.len(),
             run.before.replies.len(),
-            plan.workers_at_least
+            plan.workers_at_least,
+            if run.workers_up_ms.is_none() {
+                format!(
+                    "; no more had answered within {} ms after the fork control (twice the server's readiness time plus 2 s)",
+                    run.workers_up_bound_ms
+                )
+            } else {
+                String::new()
+            }
         ));
     }
     if !workers_after.is_subset(&workers) {
@@ -149,5 +231,47 @@ pub fn judge(plan: &CensusPlan, trials: Trials, run: &CensusRun) -> Judged<Censu
             let reason = format!("{base}; parallel across processes: {}", j.reason);
             wrap(j.verdict, reason, confidence)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn group(per: Vec<(i32, u64)>) -> Result<GroupPss, String> {
+        Ok(GroupPss {
+            peak_kib: per.iter().map(|p| p.1).sum(),
+            per_process_kib: per,
+            samples: 4,
+        })
+    }
+
+    #[test]
+    fn each_worker_is_named_and_the_master_is_not() {
+        let workers = BTreeSet::from([11, 12]);
+        let (p, note) = census_pss(
+            &group(vec![(10, 17_000), (11, 220_000), (12, 218_000)]),
+            &workers,
+        );
+        let p = p.unwrap();
+        assert_eq!(p.peak_kib, 455_000);
+        let named: Vec<(i32, bool)> = p.processes.iter().map(|q| (q.pid, q.worker)).collect();
+        assert_eq!(named, vec![(10, false), (11, true), (12, true)]);
+        assert_eq!(note, None);
+    }
+
+    #[test]
+    fn a_worker_missing_from_the_group_or_an_unreadable_group_is_a_note_not_a_figure() {
+        // The twin: a census worker absent at the peak is said, not counted.
+        let workers = BTreeSet::from([11, 12]);
+        let (p, note) = census_pss(&group(vec![(10, 17_000), (11, 220_000)]), &workers);
+        assert_eq!(p.unwrap().processes.iter().filter(|q| q.worker).count(), 1);
+        assert!(note.unwrap().contains("[12]"));
+        let (p, note) = census_pss(
+            &Err("cannot read PSS of process group 10: permission denied".into()),
+            &workers,
+        );
+        assert_eq!(p, None);
+        assert!(note.unwrap().contains("permission denied"));
     }
 }

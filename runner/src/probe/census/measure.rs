@@ -4,7 +4,8 @@
 //!
 //! The detector's own control comes first: the runner imports the fixture
 //! in a plain Python process, forks without exec, and asks both sides
-//! (`fixtures/bareapp/forkcheck.py`). The parent must read alive and the
+//! (`forkcheck.py` in the app's folder: fixtures/bareapp's stand-in thread,
+//! fixtures/modelapp's tokenizers pool). The parent must read alive and the
 //! child dead; if the child reads alive, the detector is blind and nothing it
 //! says about workers counts. Then `requests` census requests, each on a
 //! fresh connection so they spread over the workers, and the same census
@@ -23,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::host::bounded::{self, Bound, Ending};
 use crate::host::limits::Limits;
 use crate::http;
+use crate::kernel::pss::GroupPss;
 use crate::probe::pair_ratio::PairRatioRun;
 
 /// What `/runtime` says about one worker.
@@ -33,7 +35,14 @@ pub struct RuntimeStatus {
     pub alive: bool,
     pub heartbeat_advanced: bool,
     pub tid_listed: Option<bool>,
-    pub python_says_alive: bool,
+    /// Python's own bookkeeping (`Thread.is_alive()`), where the runtime is
+    /// a Python thread; None for a native pool (the model app's).
+    #[serde(default)]
+    pub python_says_alive: Option<bool>,
+    /// The fixture's evidence in a sentence (the model app's: pool threads,
+    /// the watched batch, the pool's run time).
+    #[serde(default)]
+    pub note: Option<String>,
     /// Which evidence the fixture used: `heartbeat+proc-task` or `heartbeat`.
     pub check: String,
 }
@@ -79,7 +88,8 @@ pub async fn fork_control(python: &Path, app_dir: &Path) -> Result<ForkControl, 
         .await
         .map_err(|e| {
             format!(
-                "cannot run fixtures/bareapp/forkcheck.py with {}: {e}",
+                "cannot run {}/forkcheck.py with {}: {e}",
+                app_dir.display(),
                 python.display()
             )
         })?;
@@ -104,6 +114,44 @@ pub async fn fork_control(python: &Path, app_dir: &Path) -> Result<ForkControl, 
             finished.stdout_text()
         )
     })
+}
+
+/// How long the census waits for the other workers to answer before
+/// counting them. A server is ready when its first worker answers; the
+/// others import the same app at the same time, so they answer within
+/// about the first one's time (seconds for a model, fixtures/modelapp, tens
+/// of seconds on a busy machine). The wait is twice the server's
+/// readiness time plus two seconds, at most two minutes: a server that
+/// runs fewer workers than asked fails in seconds, not minutes.
+pub fn workers_up_bound(ready_after: Duration) -> Duration {
+    (ready_after * 2 + Duration::from_secs(2)).min(Duration::from_secs(120))
+}
+
+/// Asks `path` on fresh connections, a tenth of a second apart, until
+/// `workers` distinct pids have answered or `bound` passes. Returns the
+/// milliseconds it took, or None if the bound passed (the census then
+/// counts what it finds, and says too few).
+pub async fn await_workers(
+    addr: SocketAddr,
+    path: &str,
+    workers: u32,
+    bound: Duration,
+    limits: Limits,
+) -> Option<u64> {
+    let started = std::time::Instant::now();
+    let mut seen = BTreeSet::new();
+    while started.elapsed() < bound {
+        if let Ok(r) = http::get_once(addr, path, limits.request).await {
+            if let Ok(s) = serde_json::from_slice::<RuntimeStatus>(&r.body) {
+                seen.insert(s.pid);
+            }
+        }
+        if seen.len() as u32 >= workers {
+            return Some(started.elapsed().as_millis() as u64);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    None
 }
 
 /// `requests` census requests, each on a fresh connection.
@@ -132,11 +180,19 @@ pub async fn census(addr: SocketAddr, path: &str, requests: u32, limits: Limits)
 pub struct CensusRun {
     /// The fork control, or why it could not run.
     pub fork_control: Result<ForkControl, String>,
+    /// Milliseconds from readiness until `workers_at_least` workers had
+    /// answered; None if they had not within [`workers_up_bound`].
+    pub workers_up_ms: Option<u64>,
+    /// That bound, in milliseconds.
+    pub workers_up_bound_ms: u64,
     /// The census at the start and at the end of the gate.
     pub before: Census,
     pub after: Census,
     /// The cross-process pair ratio, where the row asks for one.
     pub pair_ratio: Option<PairRatioRun>,
+    /// The server group's PSS at its peak over the gate's samples (after
+    /// readiness, after each census and the pair ratio), or why none.
+    pub pss: Result<GroupPss, String>,
 }
 
 #[cfg(test)]
@@ -145,6 +201,23 @@ mod tests {
 
     fn bareapp() -> std::path::PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/bareapp")
+    }
+
+    #[test]
+    fn the_wait_for_the_other_workers_follows_the_first_ones_readiness_capped() {
+        assert_eq!(
+            workers_up_bound(Duration::from_millis(500)),
+            Duration::from_secs(3)
+        );
+        assert_eq!(
+            workers_up_bound(Duration::from_secs(15)),
+            Duration::from_secs(32)
+        );
+        // A readiness near the profile's longest bound does not wait minutes more.
+        assert_eq!(
+            workers_up_bound(Duration::from_secs(180)),
+            Duration::from_secs(120)
+        );
     }
 
     #[tokio::test]
@@ -169,7 +242,7 @@ mod tests {
             .await
             .unwrap_err();
         assert!(
-            e.starts_with("cannot run fixtures/bareapp/forkcheck.py"),
+            e.starts_with("cannot run ") && e.contains("fixtures/bareapp/forkcheck.py"),
             "{e}"
         );
     }

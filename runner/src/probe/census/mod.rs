@@ -18,6 +18,8 @@ use serde::{Deserialize, Serialize};
 
 use super::pair_ratio::{PairRatio, PairRatioFile, PairRatioPlan};
 use super::{Probe, ProbeCtx};
+use crate::gil::Requirement;
+use crate::kernel::pss::PeakTracker;
 use crate::spec::check::{int_in_range, key, ErrAt};
 use crate::spec::{ServerSettings, SpecError, Trials};
 use crate::verdict::{Judged, Stop};
@@ -40,6 +42,16 @@ pub struct CensusFile {
     /// Optional: the same work in parallel across processes.
     #[serde(rename = "pair-ratio")]
     pub pair_ratio: Option<PairRatioFile>,
+    /// Optional: the fixture app to serve, a folder of fixtures/ holding
+    /// app.py, the `runtime_path` route and forkcheck.py (`modelapp`);
+    /// fixtures/bareapp without it.
+    #[serde(default)]
+    pub app: Option<String>,
+    /// Extra Python packages the app needs, pinned `NAME==VERSION`
+    /// (optionally ` --no-deps`); `runner prepare --rows all` installs them,
+    /// and without them the row is not applicable.
+    #[serde(default)]
+    pub requires: Vec<String>,
 }
 
 /// A validated worker census.
@@ -50,6 +62,8 @@ pub struct CensusPlan {
     pub workers_at_least: u32,
     pub connections_at_most: u32,
     pub pair_ratio: Option<PairRatioPlan>,
+    pub app: Option<String>,
+    pub requires: Vec<Requirement>,
 }
 
 /// The worker-census kind.
@@ -102,8 +116,32 @@ impl Probe for WorkerCensus {
             }
             None => None,
         };
+        if let Some(app) = &block.app {
+            let plain = !app.is_empty()
+                && app
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if !plain {
+                return Err(err(
+                    &key(at, "app"),
+                    format!("{app:?} must name a folder of fixtures/ (letters, digits, _ and -), such as modelapp"),
+                ));
+            }
+            if pair_ratio.is_some() && app != "bareapp" {
+                return Err(err(
+                    &key(at, "pair-ratio"),
+                    format!("needs fixtures/bareapp's /work route and capacity control; app {app:?} has neither"),
+                ));
+            }
+        }
+        let mut requires = Vec::with_capacity(block.requires.len());
+        for r in &block.requires {
+            requires.push(Requirement::parse(r).map_err(|m| err(&key(at, "requires"), m))?);
+        }
         Ok(CensusPlan {
             runtime_path: block.runtime_path.clone(),
+            app: block.app.clone(),
+            requires,
             requests: block.requests,
             workers_at_least: block.workers_at_least,
             connections_at_most: block.connections_at_most,
@@ -124,18 +162,36 @@ impl Probe for WorkerCensus {
     }
 
     async fn measure(plan: &CensusPlan, ctx: &mut ProbeCtx<'_>) -> Result<CensusRun, Stop> {
+        super::require_installed(&ctx.python.python, &plan.requires)?;
         let target = ctx.server(ctx.row_server).await?;
-        let fork_control = measure::fork_control(&ctx.python.python, &ctx.project.app_dir()).await;
+        let mut pss = PeakTracker::default();
+        pss.sample(target.pgid);
+        let fork_control = measure::fork_control(&ctx.python.python, &ctx.app_dir).await;
+        let up_bound = measure::workers_up_bound(target.ready_after);
+        let workers_up_ms = measure::await_workers(
+            target.addr,
+            &plan.runtime_path,
+            plan.workers_at_least,
+            up_bound,
+            ctx.limits,
+        )
+        .await;
         let before =
             measure::census(target.addr, &plan.runtime_path, plan.requests, ctx.limits).await;
+        pss.sample(target.pgid);
         let pair_ratio = match &plan.pair_ratio {
             Some(p) => Some(PairRatio::measure(p, ctx).await?),
             None => None,
         };
+        pss.sample(target.pgid);
         let after =
             measure::census(target.addr, &plan.runtime_path, plan.requests, ctx.limits).await;
+        pss.sample(target.pgid);
         Ok(CensusRun {
             fork_control,
+            pss: pss.finish(),
+            workers_up_ms,
+            workers_up_bound_ms: up_bound.as_millis() as u64,
             before,
             after,
             pair_ratio,
@@ -148,5 +204,47 @@ impl Probe for WorkerCensus {
 
     fn render(figures: &CensusFigures, out: &mut String) {
         render::table(figures, out)
+    }
+
+    fn requires(plan: &CensusPlan) -> Vec<Requirement> {
+        plan.requires.clone()
+    }
+
+    fn app(plan: &CensusPlan) -> Option<String> {
+        plan.app.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::spec::row::parse_row;
+
+    const ROW: &str = "id: E15-x\ntitle: t\nclaim: c\nprobe: worker-census\nserver: {workers: 2, threads: 1, preload: false}\ntrials: {min: 1, max: 1}\nworker-census:\n  app: modelapp\n  runtime_path: /runtime\n  requests: 4\n  workers_at_least: 2\n  connections_at_most: 8\n  requires: [tokenizers==0.23.3]\n";
+
+    #[test]
+    fn a_census_serves_the_named_fixture_app_with_its_pins() {
+        let row = parse_row(Path::new("E15-x.yaml"), ROW).unwrap();
+        assert_eq!(row.plan.app().as_deref(), Some("modelapp"));
+        assert_eq!(row.plan.requires()[0].pin(), "tokenizers==0.23.3");
+    }
+
+    #[test]
+    fn an_app_that_is_a_path_a_loose_pin_or_a_pair_ratio_off_bareapp_is_refused() {
+        for (from, to, key) in [
+            ("app: modelapp", "app: ../modelapp", "worker-census.app"),
+            ("tokenizers==0.23.3", "tokenizers", "worker-census.requires"),
+            (
+                "  requires: [tokenizers==0.23.3]\n",
+                "  pair-ratio: {work_kib: 1, modes: {}}\n",
+                "worker-census.pair-ratio",
+            ),
+        ] {
+            let e = parse_row(Path::new("E15-x.yaml"), &ROW.replace(from, to))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(key), "{to}: {e}");
+        }
     }
 }

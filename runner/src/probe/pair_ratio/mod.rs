@@ -205,17 +205,14 @@ impl Probe for PairRatio {
         // core was free, and no control process runs.
         let checked = tokio::task::spawn_blocking(schedstat::availability);
         let early = (!schedstat::may_be_available())
-            .then(|| CapacityControl::start(&ctx.python.python, &ctx.project.app_dir()));
+            .then(|| CapacityControl::start(&ctx.python.python, &ctx.app_dir));
         let under_test = ctx.server(&plan.under_test.server).await?;
         let control_target = ctx.server(&plan.control.server).await?;
         let witnessed = matches!(checked.await, Ok(Availability::Available));
         let mut control = match (witnessed, early) {
             (true, _) => None,
             (false, Some(started)) => Some(started),
-            (false, None) => Some(CapacityControl::start(
-                &ctx.python.python,
-                &ctx.project.app_dir(),
-            )),
+            (false, None) => Some(CapacityControl::start(&ctx.python.python, &ctx.app_dir)),
         }
         .transpose()
         .map_err(|e| Stop::cannot_judge(e.to_string()))?;
