@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """E19 at the smoke's speed: `runner gate E19` timed side by side with a
-seed-style Python smoke of the same claim (issue 19's figure).
+plain Python smoke of the same claim (issue 19's figure).
 
 The smoke: a fresh granian (WSGI, 2 blocking threads) on the fixture app,
 one warm-up pair, then 5 trials a mode, each timing one request alone and
@@ -57,7 +57,7 @@ def get(conn, path):
 
 
 def smoke(python):
-    """One seed-style smoke run: (wall seconds, {mode: ratio})."""
+    """One smoke run: (wall seconds, {mode: ratio})."""
     start = time.monotonic()
     port = free_port()
     server = subprocess.Popen(
@@ -204,7 +204,7 @@ def main():
     print()
     print("| | runs | median s [range] | runner / smoke |")
     print("|---|---:|---:|---:|")
-    print("| seed-style smoke (granian, 5 trials a mode) | %d | %s | |" % (len(smokes), spread(smokes)))
+    print("| plain Python smoke (granian, 5 trials a mode) | %d | %s | |" % (len(smokes), spread(smokes)))
     print("| runner gate E19 | %d | %s | %.2fx |" % (
         len(gates), spread(gates), statistics.median(gates) / statistics.median(smokes)))
     print()
