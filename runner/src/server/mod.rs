@@ -23,8 +23,9 @@ use crate::spec::ServerSettings;
 pub const LOG_TAIL_LINES: usize = 20;
 /// How long a stop waits for the server's last output to reach its log.
 const LOG_FLUSH: Duration = Duration::from_secs(1);
-/// How often readiness is polled.
-const READY_POLL: Duration = Duration::from_millis(25);
+/// How often readiness is polled (a refused connect costs microseconds;
+/// every gate waits half of this on average after its server is up).
+const READY_POLL: Duration = Duration::from_millis(10);
 /// Characters of a readiness reply's body quoted in an error.
 const READY_BODY_CHARS: usize = 120;
 

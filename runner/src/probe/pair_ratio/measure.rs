@@ -399,7 +399,7 @@ async fn run_into(
     out.control.connection_ports = ports(&lanes[lane_of[1]]);
     let mut s = Session {
         plan,
-        digest: WorkDigest::new(plan.work_kib),
+        digest: WorkDigest::cached(plan.work_kib),
         digests: modes.map(|m| WorkDigest::for_mode(work_mode(&m.path), plan.work_kib)),
         seeds: Seeds::new(),
         limits: args.limits,

@@ -19,6 +19,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Probe, ProbeCtx};
+use crate::digest::WorkDigest;
 use crate::kernel::control::CapacityControl;
 use crate::kernel::schedstat::{self, Availability};
 use crate::spec::check::{int_in_range, key, ratio_in_range, ErrAt};
@@ -204,11 +205,15 @@ impl Probe for PairRatio {
         // With the witness, its run-queue figures tell each trial whether a
         // core was free, and no control process runs.
         let checked = tokio::task::spawn_blocking(schedstat::availability);
+        // The work's digest, hashed once (about 16 ms for 24 MiB), meanwhile.
+        let kib = plan.work_kib;
+        let hashed = tokio::task::spawn_blocking(move || WorkDigest::cached(kib));
         let early = (!schedstat::may_be_available())
             .then(|| CapacityControl::start(&ctx.python.python, &ctx.app_dir));
         let under_test = ctx.server(&plan.under_test.server).await?;
         let control_target = ctx.server(&plan.control.server).await?;
         let witnessed = matches!(checked.await, Ok(Availability::Available));
+        let _ = hashed.await;
         let mut control = match (witnessed, early) {
             (true, _) => None,
             (false, Some(started)) => Some(started),

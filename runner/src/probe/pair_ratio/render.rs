@@ -49,7 +49,9 @@ pub fn table(f: &PairRatioFigures, s: &mut String) {
     ));
     let capacity = match f.capacity_source {
         CapacitySource::Control => "capacity: the control's min pair / min single",
-        CapacitySource::Kernel => "capacity: 1 + the server's run-queue time / the pair's wall",
+        CapacitySource::Kernel => {
+            "capacity: 1 + the serving threads' run-queue time / the pair's wall"
+        }
     };
     s.push_str(&format!(
         "  ({} trials, {} with a free core; single and pair are the fastest of each; ratio = min pair / min single; {capacity})\n",

@@ -177,7 +177,7 @@ pub enum CapacitySource {
     /// The capacity control: the releasing work twice at once in a plain
     /// Python process, pair / single (where there is no witness).
     Control,
-    /// The scheduler witness: 1 + the server group's run-queue time over
+    /// The scheduler witness: 1 + the serving threads' run-queue time over
     /// the pair's wall, the larger of the trial's two pairs.
     Kernel,
 }

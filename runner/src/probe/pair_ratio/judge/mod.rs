@@ -14,8 +14,8 @@
 //! The rules in brief:
 //!
 //! - A trial's capacity reading says whether a core was free for its pairs:
-//!   with the witness, the server's own run-queue time over each pair (1 +
-//!   run-queue / wall, the larger of the trial's two pairs); without it,
+//!   with the witness, the serving threads' run-queue time over each pair
+//!   (1 + run-queue / wall, the larger of the trial's two pairs); without it,
 //!   the capacity control's sample (`kernel/control.rs`).
 //! - With a free core (at least `free_core_trials` trials whose capacity reading
 //!   found one), the wall gap decides and the witness must agree; where

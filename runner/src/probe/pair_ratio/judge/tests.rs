@@ -446,7 +446,7 @@ fn parallel_free() -> Witness {
 #[test]
 fn with_the_witness_the_run_queue_tells_a_free_core() {
     let p = witnessed_plan();
-    // Quiet: the server's tasks waited 2 ms of a 40 ms pair (1.05x), so
+    // Quiet: the serving threads waited 2 ms of a 40 ms pair (1.05x), so
     // every trial had a free core and the wall decides, the witness agreeing.
     let r = kernel_capacity(witnessed(
         &p,
@@ -473,7 +473,7 @@ fn with_the_witness_the_run_queue_tells_a_free_core() {
     assert_eq!(f.witness, WitnessRole::Decides, "{}", j.reason);
     assert!(
         j.reason
-            .contains("did the server's tasks wait for a core at most 30% of the pair's wall"),
+            .contains("did the serving threads wait for a core at most 30% of the pair's wall"),
         "{}",
         j.reason
     );

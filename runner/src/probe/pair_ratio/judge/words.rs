@@ -69,7 +69,7 @@ pub fn reason(
             plan.free_core_trials_needed(trials)
         ),
         CapacitySource::Kernel => format!(
-            "no free core: in only {k} of {n} trials did the server's tasks wait for a core at most {:.0}% of \
+            "no free core: in only {k} of {n} trials did the serving threads wait for a core at most {:.0}% of \
              the pair's wall (1 + run-queue / wall <= {:.2}x; best {:.2}x; needs {} such trials)",
             (plan.capacity_at_most - 1.0) * 100.0,
             plan.capacity_at_most,
