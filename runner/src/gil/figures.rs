@@ -6,7 +6,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::instrument::{Instrument, InstrumentReport, PythonFacts, RoundFigure, ScaleReport};
+use super::instrument::{
+    AloneFigures, Instrument, InstrumentReport, PythonFacts, RoundFigure, ScaleReport,
+};
 use super::plan::{Expect, GilBounds, GilPlan};
 
 /// The arms in reporting order: the call, then the three controls.
@@ -108,6 +110,9 @@ pub struct GilFigures {
     pub rounds_run: u32,
     pub round_ms: u32,
     pub call: ArmFigures,
+    /// The call alone, before the spinner started (its own time and CPU).
+    #[serde(default)]
+    pub alone: Option<AloneFigures>,
     pub controls: ControlFigures,
     /// Median over every round of the spinner's share on the run queue.
     pub runqueue: Option<f64>,
@@ -260,6 +265,7 @@ pub fn figures(plan: &GilPlan, report: &InstrumentReport) -> Result<GilFigures, 
         rounds_run: report.rounds_run.unwrap_or(plan.rounds).max(plan.rounds),
         round_ms: plan.round_ms,
         call,
+        alone: report.alone.clone(),
         controls,
         runqueue: median(&all_rq),
         bounds: plan.bounds,

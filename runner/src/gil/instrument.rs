@@ -184,9 +184,24 @@ pub struct ScaleReport {
     pub rows: Vec<ScaleRow>,
 }
 
+/// The call alone, timed before the spinner starts (the instrument's
+/// spinner makes a call that drops the GIL often wait for it at every
+/// return, so the rounds' time per call is the convoy's, not the call's).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AloneFigures {
+    pub calls: u32,
+    /// Median wall per call, µs.
+    pub call_us: f64,
+    /// Process CPU per call (every thread: a library's own pool counts), µs.
+    pub cpu_us: f64,
+}
+
 /// The instrument's document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct InstrumentReport {
+    /// The call alone, before the rounds.
+    #[serde(default)]
+    pub alone: Option<AloneFigures>,
     #[serde(default)]
     pub python: PythonFacts,
     #[serde(default)]

@@ -364,6 +364,7 @@ mod tests {
             rounds.push(round(HOLDS_ALL, r, ctl[2], 0.99));
         }
         InstrumentReport {
+            alone: None,
             python: PythonFacts {
                 version: "3.11.7".into(),
                 executable: "/usr/bin/python3".into(),
@@ -671,5 +672,26 @@ mod tests {
         let f = scale_figures(&busy);
         assert!(f.lines[1].capacity_x.unwrap() < 1.1);
         assert!(crate::gil::render_scale(&f).contains("no free cores"));
+    }
+
+    #[test]
+    fn a_stage_is_timed_alone_where_the_instrument_timed_it_so() {
+        use crate::gil::instrument::AloneFigures;
+        use crate::gil::stages::StageInput;
+        let mut doc = report(0.02, 0.99, CONTROLS);
+        let under_spinner = figures(&plan(None), &doc).unwrap();
+        // Twin first: with no alone figures the stage reads the rounds' time.
+        let stage = StageInput::from_figures("forward", &under_spinner);
+        assert_eq!(stage.call_us, under_spinner.call.call_us);
+        doc.alone = Some(AloneFigures {
+            calls: 12,
+            call_us: 25_000.0,
+            cpu_us: 24_000.0,
+        });
+        let alone = figures(&plan(None), &doc).unwrap();
+        let stage = StageInput::from_figures("forward", &alone);
+        assert_eq!(stage.call_us, Some(25_000.0));
+        assert_eq!(stage.cpu_us, Some(24_000.0));
+        assert_ne!(stage.call_us, under_spinner.call.call_us);
     }
 }

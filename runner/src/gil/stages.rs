@@ -2,8 +2,11 @@
 //! forward pass, tolist, `json.dumps`), each read by the GIL probe, and the
 //! two ceilings they imply (`runner gil-probe --setup M:F --stage NAME...`).
 //!
-//! - A stage's ms is the probe's median time per call; its share is of the
-//!   stages' sum; releases or holds is the probe's answer for it.
+//! - A stage's ms is its median time per call alone, timed by the probe
+//!   before its spinner starts (under the spinner, a stage that drops the
+//!   GIL often waits for it at every return: the MiniLM forward pass read
+//!   1.3 s a call there, 25 ms alone); its share is of the stages' sum;
+//!   releases or holds is the probe's answer for it.
 //! - The held share is the share of the request in stages that hold.
 //!   Threads of one process run at most 1 / held share requests' worth at
 //!   once: the held parts take turns on the one lock.
@@ -77,8 +80,10 @@ impl StageInput {
     pub fn from_figures(name: &str, f: &GilFigures) -> Self {
         Self {
             name: name.to_string(),
-            call_us: f.call.call_us,
-            cpu_us: f.call.cpu_us,
+            // The stage alone where the instrument timed it so: under the
+            // spinner a stage that drops the GIL often reads the convoy.
+            call_us: f.alone.as_ref().map(|a| a.call_us).or(f.call.call_us),
+            cpu_us: f.alone.as_ref().map(|a| a.cpu_us).or(f.call.cpu_us),
             answer: f.answer,
             reading: f.call.reading.median,
         }
@@ -175,7 +180,10 @@ pub fn render(t: &StageTable) -> String {
     ));
     out.push_str(&match t.binds {
         Some(Binds::Gil) => "  binds: the GIL (more threads stop helping before the cores are full; workers go further)\n".to_string(),
-        Some(Binds::Cores) => "  binds: the cores (the request already fills them: more threads help only up to the remainder)\n".to_string(),
+        Some(Binds::Cores) => format!(
+            "  binds: the cores (about {} requests at once fill them: more threads than that only queue)\n",
+            num(t.cores_ceiling, 1)
+        ),
         None if !t.unjudged.is_empty() => format!(
             "  binds: cannot tell; the probe could not judge {}\n",
             t.unjudged.join(", ")
