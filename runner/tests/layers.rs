@@ -26,7 +26,7 @@ const LAYERS: &[&[&str]] = &[
     // The pieces every probe and server shares: seeds, trial events.
     &["probe::seeds", "probe::trial"],
     &["server"],
-    &["gil"],
+    &["probe::gil"],
     &["probe", "load"],
     // Reading a row needs the probe registry.
     &["spec::row"],

@@ -1,12 +1,12 @@
 //! The gil-probe kind: does a Python call release the GIL? No server: the
-//! instrument (`fixtures/gilprobe/gilprobe.py`, run by `runner::gil`) reads
+//! instrument (`fixtures/gilprobe/gilprobe.py`, run by `runner::probe::gil`) reads
 //! a spinner thread's blocked share from the kernel's scheduler accounting
 //! while a worker runs the call, beside three controls in the same process.
-//! This module only wraps `runner::gil` behind the [`Probe`] seam; the
+//! This module only wraps `runner::probe::gil` behind the [`Probe`] seam; the
 //! ad-hoc `runner gil-probe` command uses the same plan, measure and judge.
 
 use super::{Probe, ProbeCtx};
-use crate::gil::{self, GilBlock, GilFigures, GilLimits, GilPlan, GilRun};
+use crate::probe::gil::{self, GilBlock, GilFigures, GilLimits, GilPlan, GilRun};
 use crate::spec::check::{key, ErrAt};
 use crate::spec::{ServerSettings, SpecError, Trials};
 use crate::verdict::{Judged, Stop};

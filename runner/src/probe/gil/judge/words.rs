@@ -3,8 +3,8 @@
 //! no figures to judge.
 
 use super::figures::GilFigures;
-use super::instrument::{GilRun, InstrumentReport, RunOutcome};
-use super::plan::GilPlan;
+use crate::probe::gil::instrument::{GilRun, InstrumentReport, RunOutcome};
+use crate::probe::gil::plan::GilPlan;
 
 /// `blocked 0.49 vs controls 0.00/0.47/0.83`.
 pub fn headline(f: &GilFigures) -> String {
@@ -48,7 +48,7 @@ pub fn outcome_reason(outcome: &RunOutcome, run: &GilRun) -> String {
 pub fn error_reason(
     plan: &GilPlan,
     report: &InstrumentReport,
-    e: &super::instrument::ProbeErrorInfo,
+    e: &crate::probe::gil::instrument::ProbeErrorInfo,
 ) -> String {
     let python = if report.python.executable.is_empty() {
         "the interpreter".to_string()
@@ -84,7 +84,7 @@ pub fn error_reason(
 /// The `module:function` the plan names (the call, or its setup).
 fn target_name(plan: &GilPlan) -> &str {
     match &plan.target {
-        super::plan::Target::Setup(s) | super::plan::Target::Call(s) => s,
+        crate::probe::gil::plan::Target::Setup(s) | crate::probe::gil::plan::Target::Call(s) => s,
     }
 }
 

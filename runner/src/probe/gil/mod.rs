@@ -17,14 +17,12 @@
 //! - [`render()`]: the terminal table;
 //! - [`requires`]: the pinned extra packages a probe needs.
 
-pub mod figures;
 pub mod instrument;
 pub mod judge;
 pub mod plan;
 pub mod render;
 pub mod requires;
 pub mod stages;
-mod words;
 
 pub use instrument::{
     fixture_dir, measure, GilLimits, GilRun, Instrument, InstrumentReport, RunOutcome,

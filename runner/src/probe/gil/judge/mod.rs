@@ -19,14 +19,17 @@
 
 use serde::Serialize;
 
-pub use super::figures::{
+pub mod figures;
+mod words;
+
+use crate::probe::gil::instrument::{GilRun, Instrument, RunOutcome};
+use crate::probe::gil::plan::{Expect, GilBounds, GilPlan};
+use crate::verdict::Verdict;
+pub use figures::{
     figures, scale_figures, ArmFigures, ControlCheck, ControlFigures, Designed, GilFigures,
     MedianRange, ScaleFigures, ScaleLine, CALL, HOLDS_ALL, HOLDS_HALF, RELEASES,
 };
-use super::instrument::{GilRun, Instrument, RunOutcome};
-use super::plan::{Expect, GilBounds, GilPlan};
-use super::words::{error_reason, headline, outcome_reason};
-use crate::verdict::Verdict;
+use words::{error_reason, headline, outcome_reason};
 
 /// The verdict with its one-line reason, how sure it is, the figures and a
 /// short headline (`blocked 0.49 vs controls 0.00/0.47/0.83`).
@@ -306,7 +309,7 @@ pub fn control_checks(c: &ControlFigures, b: GilBounds) -> Vec<ControlCheck> {
 /// The figures of `report` with the controls judged.
 fn judged_figures(
     plan: &GilPlan,
-    report: &super::instrument::InstrumentReport,
+    report: &crate::probe::gil::instrument::InstrumentReport,
 ) -> Result<GilFigures, String> {
     let mut f = figures(plan, report)?;
     f.control_checks = control_checks(&f.controls, plan.bounds);
@@ -316,10 +319,10 @@ fn judged_figures(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gil::instrument::{
+    use crate::probe::gil::instrument::{
         InstrumentReport, ProbeErrorInfo, PythonFacts, RoundFigure, ScaleReport, ScaleRow,
     };
-    use crate::gil::plan::GilBlock;
+    use crate::probe::gil::plan::GilBlock;
 
     fn plan(expect: Option<Expect>) -> GilPlan {
         GilBlock {
@@ -426,11 +429,11 @@ mod tests {
         let mut f = j.figures.unwrap();
         assert_eq!(f.control_checks.len(), 3);
         assert!(f.control_checks.iter().all(|c| c.as_designed));
-        assert!(!crate::gil::render(&f).contains("NOT AS DESIGNED"));
+        assert!(!crate::probe::gil::render(&f).contains("NOT AS DESIGNED"));
         // Twin: the table follows the judgement, not the readings (which
         // are the same): a control the judge read off shows as such.
         f.control_checks[1].as_designed = false;
-        let table = crate::gil::render(&f);
+        let table = crate::probe::gil::render(&f);
         assert_eq!(table.matches("NOT AS DESIGNED").count(), 1, "{table}");
         // And the judge reads a control off its bound: holds-half at 0.10.
         let j = judge(&plan(None), &run(report(0.01, 0.99, [0.0, 0.10, 0.83])));
@@ -657,11 +660,11 @@ mod tests {
         assert_eq!(f.lines[0].threads_x, Some(1.0));
         // Capacity against its own one process: 1.98, 1.92, 1.0.
         assert!((f.lines[1].capacity_x.unwrap() - 1.92).abs() < 1e-9);
-        assert!(!crate::gil::render_scale(&f).contains("no free"));
+        assert!(!crate::probe::gil::render_scale(&f).contains("no free"));
         // PSS in MiB; a count whose processes could not read it has none.
         assert_eq!(f.lines[0].processes_pss_mib, Some(40.0));
         assert_eq!(f.lines[1].processes_pss_mib, None);
-        let table = crate::gil::render_scale(&f);
+        let table = crate::probe::gil::render_scale(&f);
         assert!(
             table.contains("processes PSS") && table.contains("40 MiB") && table.contains("- MiB"),
             "{table}"
@@ -671,13 +674,13 @@ mod tests {
         busy.rows[1].capacity_calls_per_s = vec![Some(500.0), Some(480.0), Some(500.0)];
         let f = scale_figures(&busy);
         assert!(f.lines[1].capacity_x.unwrap() < 1.1);
-        assert!(crate::gil::render_scale(&f).contains("no free cores"));
+        assert!(crate::probe::gil::render_scale(&f).contains("no free cores"));
     }
 
     #[test]
     fn a_stage_is_timed_alone_where_the_instrument_timed_it_so() {
-        use crate::gil::instrument::AloneFigures;
-        use crate::gil::stages::StageInput;
+        use crate::probe::gil::instrument::AloneFigures;
+        use crate::probe::gil::stages::StageInput;
         let mut doc = report(0.02, 0.99, CONTROLS);
         let under_spinner = figures(&plan(None), &doc).unwrap();
         // Twin first: with no alone figures the stage reads the rounds' time.
