@@ -12,7 +12,6 @@ pub mod trial;
 
 pub mod census;
 pub mod gil;
-pub mod gil_probe;
 pub mod keepalive;
 pub mod pair_ratio;
 pub mod registry;

@@ -167,5 +167,5 @@ registry! {
     WorkerCensus = "worker-census" => worker_census: super::census::WorkerCensus,
     /// Does a Python call release the GIL? No server (the controls and the
     /// libzim search row).
-    GilProbe = "gil-probe" => gil_probe: super::gil_probe::GilProbe,
+    GilProbe = "gil-probe" => gil_probe: super::gil::GilProbe,
 }
