@@ -8,7 +8,7 @@ use std::path::Path;
 use runner::event::Event;
 use runner::host::project::Project;
 use runner::host::pyenv;
-use runner::probe::gil::requires;
+use runner::host::requires;
 use runner::report::terminal::Terminal;
 
 use super::{unusable, Finish};

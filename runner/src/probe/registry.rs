@@ -92,7 +92,7 @@ macro_rules! registry {
             }
 
             /// Extra Python packages the plan needs, pinned.
-            pub fn requires(&self) -> Vec<crate::probe::gil::Requirement> {
+            pub fn requires(&self) -> Vec<crate::host::requires::Requirement> {
                 match self { $( Plan::$variant(p) => <$ty as Probe>::requires(p), )* }
             }
 

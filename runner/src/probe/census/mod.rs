@@ -18,8 +18,8 @@ use serde::{Deserialize, Serialize};
 
 use super::pair_ratio::{PairRatio, PairRatioFile, PairRatioPlan};
 use super::{Probe, ProbeCtx};
+use crate::host::requires::Requirement;
 use crate::kernel::pss::PeakTracker;
-use crate::probe::gil::Requirement;
 use crate::spec::check::{int_in_range, key, ErrAt};
 use crate::spec::{ServerSettings, SpecError, Trials};
 use crate::verdict::{Judged, Stop};

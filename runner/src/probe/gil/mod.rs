@@ -14,7 +14,6 @@
 //!   and the run: `judge/figures.rs` reduces the instrument's report,
 //!   `judge/rules.rs` decides, `judge/words.rs` says why;
 //! - [`render()`]: the terminal table;
-//! - [`requires`]: the pinned extra packages a probe needs;
 //! - [`stages`]: the stage table (`runner gil-probe --stage`).
 //!
 //! [`GilProbe`] puts it behind the [`Probe`] seam for rows (`probe:
@@ -25,16 +24,15 @@ pub mod instrument;
 pub mod judge;
 pub mod plan;
 pub mod render;
-pub mod requires;
 pub mod stages;
 
+pub use crate::host::requires::Requirement;
 pub use instrument::{
     fixture_dir, measure, GilLimits, GilRun, Instrument, InstrumentReport, RunOutcome,
 };
 pub use judge::{judge, ArmFigures, GilFigures, GilJudgement, ScaleFigures};
 pub use plan::{Expect, GilBlock, GilBounds, GilPlan, InstrumentChoice, PlanError, Target};
 pub use render::{render, render_scale};
-pub use requires::Requirement;
 
 use super::{Probe, ProbeCtx};
 use crate::spec::check::{key, ErrAt};
