@@ -6,7 +6,6 @@
 
 pub mod advise;
 pub mod digest;
-pub mod event;
 pub mod exit;
 pub mod gate;
 pub mod host;
@@ -17,6 +16,7 @@ pub mod probe;
 pub mod report;
 pub mod request;
 pub mod server;
+pub mod session;
 pub mod spec;
 pub mod stats;
 pub mod sweep;

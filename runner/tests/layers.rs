@@ -16,6 +16,8 @@ const LAYERS: &[&[&str]] = &[
     &["digest", "request", "stats", "text"],
     // The machine: processes, signals, the lock, the venv, limits.
     &["host"],
+    // One measuring session: the project, the lock, Python, signals.
+    &["session"],
     // The kernel's accounting: schedstat, the witness, noise.
     &["kernel"],
     // What rows and profiles say (the row loader is higher: `spec::row`).
@@ -31,8 +33,6 @@ const LAYERS: &[&[&str]] = &[
     &["spec::row"],
     &["sweep"],
     &["advise"],
-    &["gate::result"],
-    &["event"],
     &["gate"],
     &["report"],
 ];

@@ -7,7 +7,6 @@
 //! a server that would not start) or the input is unusable: no advice is
 //! ever a guess. 130/143 when interrupted (every server stopped first).
 
-use std::path::Path;
 use std::time::Instant;
 
 use clap::Args;
@@ -15,11 +14,10 @@ use clap::Args;
 use runner::advise::request::{AdviseField, AdviseRequest};
 use runner::advise::{call, headroom, pair, render, AdviceReport};
 use runner::host::limits::Limits;
-use runner::host::project::Project;
 use runner::host::signals;
 use runner::request::FieldError;
+use runner::session::Session;
 use runner::sweep::request::{DEFAULT_PATH, DEFAULT_SERVER};
-use runner::sweep::SweepContext;
 use runner::verdict::Verdict;
 
 use super::args::{sweep_flag, AppArgs, JsonArgs};
@@ -91,7 +89,8 @@ fn advise_flag(e: &FieldError<AdviseField>) -> String {
     })
 }
 
-pub async fn run(project: &Project, python: Option<&Path>, args: &AdviseArgs) -> Finish {
+pub async fn run(session: &Session, args: &AdviseArgs) -> Finish {
+    let project = session.project();
     if let Err(e) = args.out.check() {
         return unusable(&e);
     }
@@ -104,26 +103,16 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &AdviseArgs) ->
     };
     let profile = &opts.headroom.profile;
     let started = Instant::now();
-    let lock_path = project.state_dir().join("measure.lock");
     let logs_dir = project.logs_dir();
     let fixture_dir = project.app_dir();
     let work = async {
-        let env = super::prepare_python(project, python)?;
+        let env = session.python()?;
         eprintln!(
             "advise {}: question 1, does the work release the GIL?",
             opts.path
         );
         let q1 = match &opts.call {
-            Some(plan) => {
-                call::measure(
-                    &env.python,
-                    &project.root,
-                    plan,
-                    &lock_path,
-                    opts.limits.machine_wait,
-                )
-                .await
-            }
+            Some(plan) => call::measure(session, &env.python, plan, opts.limits.machine_wait).await,
             None => {
                 pair::measure(&pair::PairSpec {
                     profile,
@@ -133,7 +122,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &AdviseArgs) ->
                     fixture: opts.headroom.fixture,
                     fixture_dir: &fixture_dir,
                     logs_dir: &logs_dir,
-                    lock_path: &lock_path,
+                    session,
                     limits: opts.limits,
                     path: &opts.path,
                     ready_path: opts.headroom.ready.for_route(&opts.path),
@@ -146,16 +135,11 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &AdviseArgs) ->
             opts.path,
             headroom::THREADS
         );
-        let ctx = SweepContext {
-            python: &env.python,
-            logs_dir: logs_dir.clone(),
-            lock_path: lock_path.clone(),
-        };
-        let settings = headroom::measure(&ctx, &opts.headroom).await;
+        let settings = headroom::measure(session, &opts.headroom).await?;
         let q2 = headroom::read(&settings, headroom::cores());
         Ok::<_, String>((q1, q2))
     };
-    let (q1, q2) = match signals::until_signal(work).await {
+    let (q1, q2) = match session.cancellable(work).await {
         Ok(Ok(answers)) => answers,
         Ok(Err(e)) => return unusable(&e),
         Err(signal) => {

@@ -11,16 +11,16 @@ use std::time::{Instant, SystemTime};
 
 use clap::Args;
 
-use runner::event::Event;
+use runner::gate::batch::{self, BatchPlan, Job};
+use runner::gate::event::Event;
 use runner::gate::result::GateResult;
-use runner::gate::session::{Job, Progress};
-use runner::host::project::Project;
 use runner::report::export::json::JsonExporter;
 use runner::report::export::junit::JunitExporter;
 use runner::report::export::markdown::MarkdownExporter;
 use runner::report::export::{iso8601, ExportInput, Exporter};
 use runner::report::fingerprint::Fingerprint;
 use runner::report::terminal::Terminal;
+use runner::session::Session;
 use runner::spec::Trials;
 
 use super::args::{JsonArgs, RunArgs};
@@ -48,7 +48,8 @@ pub struct SignoffArgs {
     pub run: RunArgs,
 }
 
-pub async fn run(project: &Project, python: Option<&Path>, args: &SignoffArgs) -> Finish {
+pub async fn run(session: &Session, args: &SignoffArgs) -> Finish {
+    let project = session.project();
     let (started, clock) = (SystemTime::now(), Instant::now());
     if let Err(e) = args.report.check() {
         return unusable(&e);
@@ -92,7 +93,6 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SignoffArgs) -
         })
         .collect();
 
-    let progress = RefCell::new(Progress::default());
     // With --json, stdout carries only the JSON document.
     let screen: Box<dyn std::io::Write> = if args.report.json {
         Box::new(std::io::stderr())
@@ -101,33 +101,26 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SignoffArgs) -
     };
     let terminal = RefCell::new(Terminal::new(screen));
     let mut emit = |e: Event<'_>| terminal.borrow_mut().event(&e);
-    let fingerprint = RefCell::new(None);
-    let interrupted = match super::run_jobs_interruptible(
-        project,
-        python,
-        run.limits,
-        &jobs,
-        &progress,
-        &mut emit,
-        &mut |env| {
-            *fingerprint.borrow_mut() =
-                Some(Fingerprint::start(&project.root, &profile, &env.python));
-        },
-    )
-    .await
-    {
-        Ok(i) => i,
+    let mut fingerprint = None;
+    let mut on_env = |env: &runner::host::pyenv::PythonEnv| {
+        fingerprint = Some(Fingerprint::start(&project.root, &profile, &env.python));
+    };
+    let plan = BatchPlan {
+        limits: run.limits,
+        gap: std::time::Duration::ZERO,
+        on_env: &mut on_env,
+    };
+    let batch = match batch::run(session, plan, &jobs, &mut emit).await {
+        Ok(b) => b,
         Err(e) => return unusable(&e),
     };
-    let progress = progress.borrow();
-    terminal.borrow_mut().summary(&progress.results);
-    let note = super::interrupted_note(interrupted, &progress);
-    let mut fingerprint = fingerprint.into_inner();
+    terminal.borrow_mut().summary(&batch.results);
+    let note = batch.interrupted.clone();
     if let Some(f) = &mut fingerprint {
         f.finish();
     }
     let input = ExportInput {
-        results: &progress.results,
+        results: &batch.results,
         interrupted: note.as_ref(),
         servers: &[],
         root: &project.root,
@@ -150,8 +143,8 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SignoffArgs) -
     } else {
         print!("{listing}");
     }
-    let verdicts = progress.results.iter().map(|r| r.counts_as()).collect();
-    Finish::ended(interrupted, verdicts)
+    let verdicts = batch.results.iter().map(|r| r.counts_as()).collect();
+    Finish::ended(batch.signal, verdicts)
 }
 
 /// Creates `dir`, which must not exist yet or be empty: a bundle never

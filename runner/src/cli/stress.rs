@@ -11,24 +11,21 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use serde_json::Value;
 
-use runner::event::Event;
+use runner::gate::batch::{self, BatchPlan, Job};
+use runner::gate::event::Event;
 use runner::gate::request::RunPlan;
 use runner::gate::result::GateResult;
-use runner::gate::session::{run_jobs, Job, Progress};
-use runner::gate::GateContext;
-use runner::host::project::Project;
 use runner::kernel::noise::{Load, Noise};
-use runner::report::terminal::Terminal;
+use runner::session::Session;
 use runner::stats::Spread;
 use runner::verdict::Verdict;
-use runner::{host::pyenv, host::signals, spec};
+use runner::{host::signals, spec};
 
 use super::args::{JsonArgs, RunArgs};
 use super::{unusable, Finish};
@@ -273,7 +270,8 @@ fn render(s: &Summary) -> String {
     out
 }
 
-pub async fn run(project: &Project, python: Option<&Path>, args: &StressArgs) -> Finish {
+pub async fn run(session: &Session, args: &StressArgs) -> Finish {
+    let project = session.project();
     if let Err(e) = args.out.check() {
         return unusable(&e);
     }
@@ -304,96 +302,82 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &StressArgs) ->
         })
         .collect();
 
-    let progress = RefCell::new(Progress::default());
-    let terminal = RefCell::new(Terminal::new(std::io::stderr()));
     let load: RefCell<Option<Load>> = RefCell::new(None);
     let load_error: RefCell<Option<String>> = RefCell::new(None);
     let load_pgids: RefCell<Vec<i32>> = RefCell::new(Vec::new());
     let runs = opts.runs;
-    let work = async {
-        let env = pyenv::prepare(project, python, &mut |p| {
-            terminal.borrow_mut().event(&Event::Env(p))
-        })
-        .map_err(|e| e.to_string())?;
-        let ctx = GateContext {
-            project,
-            python: &env,
-            limits: opts.run.limits,
-        };
-        let mut done = 0u32;
-        let mut emit = |e: Event<'_>| match &e {
-            // The load runs while the gate holds the machine lock and its
-            // server is up: it disturbs this gate's measurement only, never
-            // another gate waiting its turn.
-            // A row whose modes need two servers reports two; one load.
-            Event::ServerReady { .. } if load.borrow().is_none() => {
-                match Load::start(opts.noise, &env.python, LOAD_LIFETIME) {
-                    Ok(l) => {
-                        load_pgids.borrow_mut().extend(l.as_ref().map(Load::pgid));
-                        *load.borrow_mut() = l;
-                    }
-                    Err(err) => {
-                        *load_error.borrow_mut() = Some(format!(
-                            "cannot start the --noise {} load with {}: {err}",
-                            opts.noise.name(),
-                            env.python.display()
-                        ))
-                    }
+    let mut done = 0u32;
+    let mut emit = |e: Event<'_>| match &e {
+        // The load runs while the gate holds the machine lock and its
+        // server is up: it disturbs this gate's measurement only, never
+        // another gate waiting its turn.
+        // A row whose modes need two servers reports two; one load.
+        Event::ServerReady { .. } if load.borrow().is_none() => {
+            let Some(env) = session.prepared() else {
+                return;
+            };
+            match Load::start(opts.noise, &env.python, LOAD_LIFETIME) {
+                Ok(l) => {
+                    load_pgids.borrow_mut().extend(l.as_ref().map(Load::pgid));
+                    *load.borrow_mut() = l;
+                }
+                Err(err) => {
+                    *load_error.borrow_mut() = Some(format!(
+                        "cannot start the --noise {} load with {}: {err}",
+                        opts.noise.name(),
+                        env.python.display()
+                    ))
                 }
             }
-            Event::GateFinished(r) => {
-                if let Some(mut l) = load.borrow_mut().take() {
-                    l.stop();
-                }
-                done += 1;
-                let figures = figures_of(r)
-                    .iter()
-                    .filter(|(k, _)| k.ends_with("ratio") || k.as_str() == "capacity")
-                    .map(|(k, x)| format!("{k} {x:.2}"))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                eprintln!(
-                    "run {done}/{runs}: {:<14} {:>6.1} s  {}",
-                    r.verdict().label(),
-                    r.elapsed_ms / 1000.0,
-                    if r.verdict() == Verdict::Pass {
-                        figures
-                    } else {
-                        r.judgement.reason.chars().take(160).collect()
-                    }
-                );
-            }
-            _ => {}
-        };
-        for (i, job) in jobs.iter().enumerate() {
-            if i > 0 {
-                // Gates take turns on the machine lock by polling it; a
-                // pause between runs lets a gate that is waiting (another
-                // terminal, a test) have its turn instead of waiting out
-                // the whole stress run.
-                tokio::time::sleep(TURN_GAP).await;
-            }
-            run_jobs(&ctx, std::slice::from_ref(job), &progress, &mut emit).await;
         }
-        Ok::<(), String>(())
+        Event::GateFinished(r) => {
+            if let Some(mut l) = load.borrow_mut().take() {
+                l.stop();
+            }
+            done += 1;
+            let figures = figures_of(r)
+                .iter()
+                .filter(|(k, _)| k.ends_with("ratio") || k.as_str() == "capacity")
+                .map(|(k, x)| format!("{k} {x:.2}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            eprintln!(
+                "run {done}/{runs}: {:<14} {:>6.1} s  {}",
+                r.verdict().label(),
+                r.elapsed_ms / 1000.0,
+                if r.verdict() == Verdict::Pass {
+                    figures
+                } else {
+                    r.judgement.reason.chars().take(160).collect()
+                }
+            );
+        }
+        _ => {}
     };
-    let interrupted = match signals::until_signal(work).await {
-        Ok(Ok(())) => None,
-        Ok(Err(e)) => return unusable(&e),
-        Err(signal) => Some(signal),
+    let plan = BatchPlan {
+        limits: opts.run.limits,
+        // Gates take turns on the machine lock by polling it; a pause
+        // between runs lets a gate that is waiting (another terminal, a
+        // test) have its turn instead of waiting out the whole stress run.
+        gap: TURN_GAP,
+        on_env: &mut |_| {},
     };
+    let batch = match batch::run(session, plan, &jobs, &mut emit).await {
+        Ok(b) => b,
+        Err(e) => return unusable(&e),
+    };
+    let interrupted = batch.signal;
     // Dropping the load stops it on every path; do it before reporting.
     load.borrow_mut().take();
     if let Some(e) = load_error.borrow().as_ref() {
         return unusable(e);
     }
 
-    let progress = progress.borrow();
     let summary = summarise(
         &row_id,
         &profile.name,
         &opts,
-        &progress.results,
+        &batch.results,
         interrupted.map(|s| signals::name(s).to_string()),
         load_pgids.take(),
     );

@@ -14,12 +14,15 @@
 //!   and the run: `judge/figures.rs` reduces the instrument's report,
 //!   `judge/rules.rs` decides, `judge/words.rs` says why;
 //! - [`render()`]: the terminal table;
-//! - [`stages`]: the stage table (`runner gil-probe --stage`).
+//! - [`stages`]: the stage table (`runner gil-probe --stage`);
+//! - [`ask`]: the sequence `runner gil-probe` and advise's `--call` run
+//!   (the machine's turn, measure, judge).
 //!
 //! [`GilProbe`] puts it behind the [`Probe`] seam for rows (`probe:
 //! gil-probe`); the ad-hoc `runner gil-probe` command uses the same plan,
 //! measure and judge.
 
+pub mod ask;
 pub mod instrument;
 pub mod judge;
 pub mod plan;
