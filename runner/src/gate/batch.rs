@@ -35,7 +35,7 @@ struct Progress {
     results: Vec<GateResult>,
 }
 
-/// Where a batch was when a signal stopped it.
+/// Where a run was when a signal stopped it.
 #[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Interrupted {
     pub signal: String,
