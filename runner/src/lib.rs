@@ -19,6 +19,7 @@ pub mod server;
 pub mod session;
 pub mod spec;
 pub mod stats;
+pub mod stress;
 pub mod sweep;
 pub mod text;
 pub mod verdict;

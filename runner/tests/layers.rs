@@ -34,6 +34,7 @@ const LAYERS: &[&[&str]] = &[
     &["sweep"],
     &["advise"],
     &["gate"],
+    &["stress"],
     &["report"],
 ];
 

@@ -134,6 +134,13 @@ pub trait Probe {
     /// The figures as the lines of a terminal table.
     fn render(figures: &Self::Figures, out: &mut String);
 
+    /// The figures worth a spread across runs (`runner stress`), named as
+    /// the report names them (a mode's ratio as `NAME ratio`, its witness
+    /// as `NAME P`); the row's bounds are constants and left out.
+    fn numbers(_figures: &Self::Figures) -> Vec<(String, f64)> {
+        Vec::new()
+    }
+
     /// Extra Python packages the plan needs, pinned; `runner prepare --rows`
     /// installs them into the runner's own venv.
     fn requires(_plan: &Self::Plan) -> Vec<crate::host::requires::Requirement> {

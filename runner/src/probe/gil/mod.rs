@@ -109,6 +109,17 @@ impl Probe for GilProbe {
         out.push_str(&render(figures));
     }
 
+    fn numbers(f: &GilFigures) -> Vec<(String, f64)> {
+        let mut out = vec![
+            ("rounds".to_string(), f.rounds.into()),
+            ("rounds_run".to_string(), f.rounds_run.into()),
+            ("round_ms".to_string(), f.round_ms.into()),
+        ];
+        out.extend(f.runqueue.map(|x| ("runqueue".to_string(), x)));
+        out.extend(f.elapsed_s.map(|x| ("elapsed_s".to_string(), x)));
+        out
+    }
+
     fn requires(plan: &GilPlan) -> Vec<Requirement> {
         plan.requires.clone()
     }
