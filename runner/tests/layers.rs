@@ -25,8 +25,6 @@ const LAYERS: &[&[&str]] = &[
     &["verdict"],
     &["exit"],
     &["http"],
-    // The pieces every probe and server shares: seeds, trial events.
-    &["probe::seeds", "probe::trial"],
     &["server"],
     &["probe", "load"],
     // Reading a row needs the probe registry.

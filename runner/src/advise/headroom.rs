@@ -9,13 +9,17 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::request::{SWEEP_DURATION_MAX, SWEEP_REPLIES_AT_LEAST};
 use super::NEAR_BEST;
 use crate::session::Session;
 use crate::sweep::{self, SettingResult, Status, SweepPlan};
 
 /// The settings swept.
 pub const THREADS: [u32; 3] = [1, 2, 4];
+
+/// A setting with fewer good replies than this cannot be read: its window
+/// is doubled, up to [`SWEEP_DURATION_MAX`], before advise gives up.
+pub const SWEEP_REPLIES_AT_LEAST: u64 = 20;
+pub const SWEEP_DURATION_MAX: std::time::Duration = std::time::Duration::from_secs(6);
 
 /// One setting's figures.
 #[derive(Debug, Clone, Serialize, JsonSchema)]

@@ -27,7 +27,7 @@ use crate::host::limits::Limits;
 use crate::host::project::Project;
 use crate::host::pyenv::PythonEnv;
 use crate::probe::trial::ProbeEvent;
-use crate::server::pool::{ServerPool, Target};
+use crate::server::pool::{Ready, ServerPool, Target};
 use crate::spec::check::ErrAt;
 use crate::spec::{ServerSettings, SpecError, Trials};
 use crate::verdict::{Judged, Stop};
@@ -56,7 +56,16 @@ impl ProbeCtx<'_> {
     /// A ready server with `settings` (started on first use).
     pub async fn server(&mut self, settings: &ServerSettings) -> Result<Target, Stop> {
         match self.servers.as_deref_mut() {
-            Some(pool) => pool.get(settings, &mut *self.emit).await,
+            Some(pool) => {
+                let emit = &mut *self.emit;
+                let mut ready = |r: Ready| {
+                    emit(ProbeEvent::ServerReady {
+                        after: r.after,
+                        pgid: r.pgid,
+                    })
+                };
+                pool.get(settings, &mut ready).await
+            }
             None => Err(Stop::cannot_judge(
                 "this probe asked for a server, but declared none in Probe::servers",
             )),

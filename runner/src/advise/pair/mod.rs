@@ -24,6 +24,7 @@
 //! - `mod.rs` (here): the pair's plan (E19's row, with advise's changes
 //!   named) and the run.
 //! - `reduce.rs`: the run reduced to figures (`kernel/pairs.rs`, once).
+//! - `read.rs`: the answer and its words, from the figures.
 //! - the rules: `probe/pair_ratio/rulebook.rs`, E19's, with [`rules`].
 //! - `words.rs`: the answer's words.
 
@@ -39,10 +40,12 @@ use crate::server::pool::{PoolSpec, ServerPool};
 use crate::session::Session;
 use crate::spec::{Bound, Profile, Trials};
 
+mod read;
 mod reduce;
 mod words;
 
-pub use reduce::{read, PairFigures};
+pub use read::{read, Read};
+pub use reduce::PairFigures;
 
 /// Handler threads of the pair's server: two, never four (E19's `threads`).
 pub const THREADS: u32 = 2;
