@@ -30,6 +30,8 @@ pub struct RunLine {
 #[derive(Debug, Serialize)]
 pub struct Summary {
     pub row: String,
+    /// The server profile, or `python` for a row that runs no server (a
+    /// gil-probe row), as gate reports name it.
     pub server: String,
     pub noise: Noise,
     pub runs: usize,
@@ -98,7 +100,11 @@ pub fn summarise(
     }
     Summary {
         row: plan.row.id.clone(),
-        server: plan.profile.name.clone(),
+        server: if plan.row.servers().is_empty() {
+            crate::gate::NO_SERVER.into()
+        } else {
+            plan.profile.name.clone()
+        },
         noise: plan.noise,
         runs: results.len(),
         expect: plan.expect,
@@ -116,10 +122,14 @@ pub fn summarise(
 
 /// The summary as terminal lines.
 pub fn render(s: &Summary) -> String {
+    let on = if s.server == crate::gate::NO_SERVER {
+        "(a Python call, no server)".to_string()
+    } else {
+        format!("on {}", s.server)
+    };
     let mut out = format!(
-        "{} on {}: {} run(s), noise {}\n  verdicts:",
+        "{} {on}: {} run(s), noise {}\n  verdicts:",
         s.row,
-        s.server,
         s.runs,
         s.noise.name()
     );
@@ -156,6 +166,33 @@ pub fn render(s: &Summary) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn plan(row: &str) -> StressPlan {
+        let specs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs");
+        StressPlan {
+            row: crate::spec::row::load_row(&specs.join(format!("{row}.yaml"))).unwrap(),
+            profile: crate::spec::resolve_profile(&specs.join("servers"), "granian").unwrap(),
+            noise: Noise::None,
+            expect: None,
+            runs: 1,
+            limits: crate::host::limits::Limits::DEFAULT,
+        }
+    }
+
+    #[test]
+    fn a_row_without_a_server_is_not_said_to_run_on_one() {
+        let s = summarise(&plan("GIL-numpy"), &[], None, Vec::new());
+        assert_eq!(s.server, "python");
+        let text = render(&s);
+        assert!(
+            text.starts_with("GIL-numpy (a Python call, no server):"),
+            "{text}"
+        );
+        assert!(!text.contains("granian"), "{text}");
+        // Its twin: a row on a server names it.
+        let s = summarise(&plan("E19"), &[], None, Vec::new());
+        assert!(render(&s).starts_with("E19 on granian:"), "{}", render(&s));
+    }
 
     #[test]
     fn only_the_opposite_verdict_is_wrong() {
