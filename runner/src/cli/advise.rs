@@ -7,12 +7,11 @@
 //! a server that would not start) or the input is unusable: no advice is
 //! ever a guess. 130/143 when interrupted (every server stopped first).
 
-use std::time::Instant;
-
 use clap::Args;
 
 use runner::advise::request::{AdviseField, AdviseRequest};
-use runner::advise::{call, headroom, pair, render, AdviceReport};
+use runner::advise::run::{advise, Question};
+use runner::advise::{headroom, render};
 use runner::host::limits::Limits;
 use runner::host::signals;
 use runner::request::FieldError;
@@ -101,46 +100,19 @@ pub async fn run(session: &Session, args: &AdviseArgs) -> Finish {
         Ok(o) => o,
         Err(e) => return unusable(&advise_flag(&e)),
     };
-    let profile = &opts.headroom.profile;
-    let started = Instant::now();
-    let logs_dir = project.logs_dir();
-    let fixture_dir = project.app_dir();
-    let work = async {
-        let env = session.python()?;
-        eprintln!(
+    let mut on = |q: Question| match q {
+        Question::Releases => eprintln!(
             "advise {}: question 1, does the work release the GIL?",
             opts.path
-        );
-        let q1 = match &opts.call {
-            Some(plan) => call::measure(session, &env.python, plan, opts.limits.machine_wait).await,
-            None => {
-                pair::measure(&pair::PairSpec {
-                    profile,
-                    python: &env.python,
-                    app: &opts.headroom.app,
-                    app_dir: &opts.headroom.app_dir,
-                    fixture: opts.headroom.fixture,
-                    fixture_dir: &fixture_dir,
-                    logs_dir: &logs_dir,
-                    session,
-                    limits: opts.limits,
-                    path: &opts.path,
-                    ready_path: opts.headroom.ready.for_route(&opts.path),
-                })
-                .await
-            }
-        };
-        eprintln!(
+        ),
+        Question::Headroom => eprintln!(
             "advise {}: question 2, is there headroom? (threads {:?})",
             opts.path,
             headroom::THREADS
-        );
-        let settings = headroom::measure(session, &opts.headroom).await?;
-        let q2 = headroom::read(&settings, headroom::cores());
-        Ok::<_, String>((q1, q2))
+        ),
     };
-    let (q1, q2) = match session.cancellable(work).await {
-        Ok(Ok(answers)) => answers,
+    let report = match session.cancellable(advise(session, &opts, &mut on)).await {
+        Ok(Ok(report)) => report,
         Ok(Err(e)) => return unusable(&e),
         Err(signal) => {
             eprintln!(
@@ -150,14 +122,6 @@ pub async fn run(session: &Session, args: &AdviseArgs) -> Finish {
             return Finish::interrupted(signal, Vec::new());
         }
     };
-    let report = AdviceReport::new(
-        profile.name.clone(),
-        opts.headroom.app.clone(),
-        opts.path.clone(),
-        q1,
-        q2,
-        started.elapsed().as_secs_f64(),
-    );
     match args.out.emit_value(&report) {
         Ok(true) => {}
         Ok(false) => print!("{}", render::render(&report)),

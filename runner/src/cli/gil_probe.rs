@@ -12,16 +12,14 @@
 use std::time::Duration;
 
 use clap::Args;
-use serde::Serialize;
 
 use runner::host::limits::Limits;
 use runner::host::signals;
-use runner::probe::gil::ask::{ask, stage_table, Asked};
+use runner::probe::gil::ask::{ask, stage_plans, stage_table, Asked, Report, StageError};
 use runner::probe::gil::plan::PyLiteral;
+use runner::probe::gil::render::verdict_text;
 use runner::probe::gil::stages::render as render_stages;
-use runner::probe::gil::{
-    self, Expect, GilBlock, GilFigures, GilJudgement, GilRun, InstrumentChoice,
-};
+use runner::probe::gil::{Expect, GilBlock, InstrumentChoice};
 use runner::session::Session;
 use runner::verdict::Verdict;
 
@@ -79,18 +77,6 @@ pub struct GilProbeArgs {
     /// How long to wait for a gate running on this machine (they take turns).
     #[arg(long, default_value_t = Limits::DEFAULT_MACHINE_WAIT_MS, value_name = "MS")]
     pub machine_wait_ms: u64,
-}
-
-/// The `--json` document.
-#[derive(Serialize)]
-struct JsonOut<'a> {
-    verdict: Verdict,
-    answer: Option<Expect>,
-    reason: &'a str,
-    confidence: &'a str,
-    headline: &'a str,
-    figures: Option<&'a GilFigures>,
-    run: &'a GilRun,
 }
 
 /// The block the flags describe, as a row would write it.
@@ -186,16 +172,7 @@ pub async fn run(session: &Session, args: &GilProbeArgs) -> Finish {
     let Some(Asked { run, judgement }) = asked else {
         return cannot_judge("the probe did not run");
     };
-    let out = JsonOut {
-        verdict: judgement.verdict,
-        answer: judgement.figures.as_ref().and_then(|f| f.answer),
-        reason: &judgement.reason,
-        confidence: &judgement.confidence,
-        headline: &judgement.headline,
-        figures: judgement.figures.as_ref(),
-        run: &run,
-    };
-    let printed = match args.out.emit_value(&out) {
+    let printed = match args.out.emit_value(&Report::of(&judgement, &run)) {
         Ok(p) => p,
         Err(e) => return unusable(&e),
     };
@@ -204,7 +181,7 @@ pub async fn run(session: &Session, args: &GilProbeArgs) -> Finish {
             .figures
             .as_ref()
             .map_or_else(|| plan.target.describe(), |f| f.target.clone());
-        print!("{}", text(&target, &judgement, &run));
+        print!("{}", verdict_text(&target, &judgement, &run));
     }
     Finish::verdicts(vec![judgement.verdict])
 }
@@ -223,31 +200,6 @@ fn asked(outcome: Result<Result<Vec<Asked>, String>, i32>) -> Result<Vec<Asked>,
             Err(Finish::interrupted(signal, Vec::new()))
         }
     }
-}
-
-/// The terminal report: a verdict line, the table, the reason, confidence.
-fn text(target: &str, j: &GilJudgement, run: &GilRun) -> String {
-    let answer = j.figures.as_ref().and_then(|f| f.answer);
-    let word = match (j.verdict, answer) {
-        (Verdict::Fail, Some(a)) => format!("FAIL ({})", a.name().to_uppercase()),
-        (_, Some(a)) => a.name().to_uppercase(),
-        _ => "CANNOT JUDGE".to_string(),
-    };
-    let mut out = format!("{word} {target}");
-    if !j.headline.is_empty() {
-        out.push_str(&format!(": {}", j.headline));
-    }
-    out.push('\n');
-    if let Some(f) = &j.figures {
-        out.push_str(&gil::render(f));
-    }
-    out.push_str(&format!("  {}\n", j.reason));
-    out.push_str(&format!(
-        "  confidence: {}; {:.2} s\n",
-        j.confidence,
-        run.elapsed_ms / 1e3
-    ));
-    out
 }
 
 /// The flag that sets a block's key, for messages.
@@ -274,28 +226,16 @@ async fn stages(session: &Session, args: &GilProbeArgs) -> Finish {
     if args.expect.is_some() || !args.scale.is_empty() {
         return unusable("--stage reads every stage: leave out --expect and --scale");
     }
-    let mut names = Vec::new();
-    let mut plans = Vec::new();
-    for name in &args.stage {
-        let name = name.trim();
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return unusable(&format!(
-                "--stage {name:?}: a stage is a name (letters, digits, _)"
-            ));
-        }
-        let mut one = block(args);
-        if let Ok(b) = &mut one {
-            b.args.insert(0, PyLiteral::Source(format!("'{name}'")));
-        }
-        match one.and_then(|b| {
-            b.validate()
-                .map_err(|e| format!("{}: {}", plan_flag(e.key), e.message))
-        }) {
-            Ok(p) => plans.push(p),
-            Err(e) => return unusable(&e),
-        }
-        names.push(name.to_string());
-    }
+    let names: Vec<String> = args.stage.iter().map(|n| n.trim().to_string()).collect();
+    let plans = match block(args).and_then(|b| {
+        stage_plans(&b, &names).map_err(|e| match e {
+            StageError::Name(m) => format!("--stage {m}"),
+            StageError::Plan(e) => format!("{}: {}", plan_flag(e.key), e.message),
+        })
+    }) {
+        Ok(p) => p,
+        Err(e) => return unusable(&e),
+    };
     let env = match session.python() {
         Ok(env) => env,
         Err(e) => return unusable(&e),

@@ -13,10 +13,8 @@ use clap::Args;
 
 use runner::gate::batch::{self, BatchPlan, Job};
 use runner::gate::event::Event;
-use runner::gate::result::GateResult;
+use runner::report::bundle;
 use runner::report::export::json::JsonExporter;
-use runner::report::export::junit::JunitExporter;
-use runner::report::export::markdown::MarkdownExporter;
 use runner::report::export::{iso8601, ExportInput, Exporter};
 use runner::report::fingerprint::Fingerprint;
 use runner::report::terminal::Terminal;
@@ -127,7 +125,7 @@ pub async fn run(session: &Session, args: &SignoffArgs) -> Finish {
         started,
         wall: clock.elapsed(),
     };
-    let written = match write_bundle(&out, &input, fingerprint.as_ref()) {
+    let written = match bundle::write(&out, &input, fingerprint.as_ref()) {
         Ok(w) => w,
         Err(e) => return unusable(&e),
     };
@@ -163,63 +161,4 @@ fn empty_folder(dir: &Path) -> Result<(), String> {
     }
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("--out {}: cannot create it: {e}", dir.display()))
-}
-
-/// Writes the bundle; returns each file (relative to `out`) and its size.
-fn write_bundle(
-    out: &Path,
-    input: &ExportInput<'_>,
-    fingerprint: Option<&Fingerprint>,
-) -> Result<Vec<(String, u64)>, String> {
-    let mut written = Vec::new();
-    let mut put = |name: &str, text: &str| -> Result<(), String> {
-        let path = out.join(name);
-        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        written.push((name.to_string(), text.len() as u64));
-        Ok(())
-    };
-    put("report.json", &JsonExporter.render(input))?;
-    let markdown = MarkdownExporter {
-        preamble: fingerprint.map(Fingerprint::markdown),
-    };
-    put("report.md", &markdown.render(input))?;
-    put("junit.xml", &JunitExporter.render(input))?;
-    match fingerprint {
-        Some(f) => put("env.json", &f.to_json())?,
-        // Interrupted while preparing Python: nothing was measured, and
-        // the bundle says why rather than leaving env.json out silently.
-        None => put(
-            "env.json",
-            "{\"error\": \"the run stopped before the environment was read\"}\n",
-        )?,
-    }
-    let logs = out.join("logs");
-    for log in server_logs(input.results) {
-        let Some(name) = log.file_name() else {
-            continue;
-        };
-        if !log.is_file() {
-            continue;
-        }
-        std::fs::create_dir_all(&logs)
-            .map_err(|e| format!("cannot create {}: {e}", logs.display()))?;
-        let to = logs.join(name);
-        let bytes = std::fs::copy(&log, &to)
-            .map_err(|e| format!("cannot copy {} to {}: {e}", log.display(), to.display()))?;
-        written.push((format!("logs/{}", name.to_string_lossy()), bytes));
-    }
-    Ok(written)
-}
-
-/// Every server log the results name, once each, in order.
-fn server_logs(results: &[GateResult]) -> Vec<PathBuf> {
-    let mut logs: Vec<PathBuf> = Vec::new();
-    for r in results {
-        for s in r.servers() {
-            if !logs.contains(&s.log) {
-                logs.push(s.log.clone());
-            }
-        }
-    }
-    logs
 }

@@ -6,9 +6,14 @@
 use std::path::Path;
 use std::time::Duration;
 
+use serde::Serialize;
+
+use super::plan::{PlanError, PyLiteral};
 use super::stages::{self, StageInput, StageTable};
-use super::{fixture_dir, judge, measure, GilJudgement, GilLimits, GilPlan, GilRun};
+use super::{fixture_dir, judge, measure, Expect, GilBlock, GilFigures, GilJudgement};
+use super::{GilLimits, GilPlan, GilRun};
 use crate::session::Session;
+use crate::verdict::Verdict;
 
 /// One plan's run and judgement.
 pub struct Asked {
@@ -52,4 +57,55 @@ pub fn stage_table(names: &[String], asked: &[Asked]) -> Result<StageTable, Stri
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     stages::table(&inputs, cores).ok_or_else(|| "no stage has a time per call".to_string())
+}
+
+/// The `--json` document of one probe.
+#[derive(Serialize)]
+pub struct Report<'a> {
+    verdict: Verdict,
+    answer: Option<Expect>,
+    reason: &'a str,
+    confidence: &'a str,
+    headline: &'a str,
+    figures: Option<&'a GilFigures>,
+    run: &'a GilRun,
+}
+
+impl<'a> Report<'a> {
+    pub fn of(j: &'a GilJudgement, run: &'a GilRun) -> Self {
+        Self {
+            verdict: j.verdict,
+            answer: j.figures.as_ref().and_then(|f| f.answer),
+            reason: &j.reason,
+            confidence: &j.confidence,
+            headline: &j.headline,
+            figures: j.figures.as_ref(),
+            run,
+        }
+    }
+}
+
+/// Why a stage table cannot be planned.
+#[derive(Debug)]
+pub enum StageError {
+    /// A stage's name is not one (`"x y": a stage is a name ...`).
+    Name(String),
+    /// The block, with the stage's name as its first argument, is not valid.
+    Plan(PlanError),
+}
+
+/// One plan per stage: `block`'s setup called with the stage's name first.
+pub fn stage_plans(block: &GilBlock, names: &[String]) -> Result<Vec<GilPlan>, StageError> {
+    let mut plans = Vec::new();
+    for name in names {
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(StageError::Name(format!(
+                "{name:?}: a stage is a name (letters, digits, _)"
+            )));
+        }
+        let mut one = block.clone();
+        one.args.insert(0, PyLiteral::Source(format!("'{name}'")));
+        plans.push(one.validate().map_err(StageError::Plan)?);
+    }
+    Ok(plans)
 }
