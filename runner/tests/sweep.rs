@@ -381,6 +381,79 @@ fn bad_flags_name_the_flag_and_start_nothing() {
     }
 }
 
+/// A tiny keep-alive HTTP server on 127.0.0.1 that answers every request
+/// with `reply`; it lives as long as the test process.
+fn serve_forever(reply: &'static str) -> std::net::SocketAddr {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut stream = stream;
+                let mut seen = Vec::new();
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = stream.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    seen.extend_from_slice(&buf[..n]);
+                    // One reply per request head read.
+                    while let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
+                        seen.drain(..end + 4);
+                        if stream.write_all(reply.as_bytes()).is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// `runner load --json` of `/` on `addr` for half a second.
+fn load_json(addr: std::net::SocketAddr) -> (Option<i32>, Value) {
+    let out = runner()
+        .args(["load", "--json", "--path", "/", "--no-digest"])
+        .args(["--connections", "2", "--duration", "500ms", "--addr"])
+        .arg(addr.to_string())
+        .output()
+        .unwrap();
+    let doc = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code(), doc)
+}
+
+#[test]
+fn load_counts_a_signed_content_length_as_an_error_on_every_reply() {
+    // hyper refuses `Content-Length: +5` (RFC 9110 allows digits only);
+    // the load's own parser must too, or the two clients disagree.
+    let (code, doc) = load_json(serve_forever(
+        "HTTP/1.1 200 OK\r\nContent-Length: +5\r\n\r\nhello",
+    ));
+    assert_eq!(code, Some(2), "{doc}");
+    assert_eq!(doc["requests"], 0, "{doc}");
+    let transport = doc["errors"]["counts"]["transport"].as_u64().unwrap_or(0);
+    assert!(transport > 0, "{doc}");
+    assert!(
+        doc["errors"]["samples"]["transport"]
+            .to_string()
+            .contains("Content-Length that is not a number"),
+        "{doc}"
+    );
+    // The twin: the same server with a valid length is read, every reply good.
+    let (code, doc) = load_json(serve_forever(
+        "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
+    ));
+    assert_eq!(code, Some(0), "{doc}");
+    assert!(doc["requests"].as_u64().unwrap() > 0, "{doc}");
+    assert!(
+        doc["errors"]["counts"].as_object().unwrap().is_empty(),
+        "{doc}"
+    );
+}
+
 #[test]
 fn load_refuses_non_loopback_and_counts_a_dead_server_as_errors() {
     let out = runner()
