@@ -96,6 +96,10 @@ pub struct Merged {
     /// One line per result outside this matrix's rows and servers, and per
     /// report that was interrupted.
     pub outside: Vec<String>,
+    /// The grid is the reports' own (no rows nor servers asked for): a cell
+    /// no report holds is blank, not missing.
+    #[serde(skip)]
+    pub held_only: bool,
 }
 
 /// One cell, as the JSON document carries it.
@@ -153,6 +157,10 @@ impl Matrix {
                     .entries
                     .iter()
                     .find(|r| r.row.id == row.id && r.profile == server.name);
+                if entry.is_none() && self.merged.as_ref().is_some_and(|m| m.held_only) {
+                    cells.push(blank(&row.id, &server.name));
+                    continue;
+                }
                 let mut cell = cell(&row.id, &server.name, entry, self.merged.is_some());
                 if cell.reason.is_some() && cell.verdict != Some(Verdict::Pass) {
                     notes += 1;
