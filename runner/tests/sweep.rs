@@ -372,6 +372,9 @@ fn bad_flags_name_the_flag_and_start_nothing() {
         (vec!["--app", "mymod:app"], "--app-dir"),
         (vec!["--app", "nope", "--app-dir", "/tmp"], "MODULE:ATTR"),
         (vec!["--connections", "0"], "--connections 0"),
+        (vec!["--env", "OPENBLAS_NUM_THREADS"], "give NAME=VALUE"),
+        (vec!["--env", "9X=1"], "--env \"9X\""),
+        (vec!["--ready-timeout-ms", "5"], "--ready-timeout-ms 5"),
     ] {
         let out = runner().arg("sweep").args(&args).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
