@@ -289,6 +289,8 @@ def app(environ, start_response):
         body, status = b"hello from my own app", "200 OK"
     elif path == "/boom":
         body, status = b"it broke", "500 Internal Server Error"
+    elif path == "/raise":
+        raise ValueError("raised by mymod.app")
     elif path == "/huge":
         body, status = b"x" * (17 * 1024 * 1024), "200 OK"
     else:
@@ -337,6 +339,16 @@ fn a_user_app_sweeps_with_work_not_verified() {
     );
     assert!(s.table.contains("NOT CLEAN"), "{ctx}");
 
+    // A view that raises: the reason ends with the server log's last
+    // lines, the traceback (a bare "HTTP 500" told the user nothing).
+    let s = sweep(&[&base[..], &["--path", "/raise"]].concat());
+    let ctx = s.context();
+    assert_eq!(s.code, 2, "{ctx}");
+    let reason = s.settings()[0]["reason"].as_str().unwrap().to_string();
+    assert!(reason.contains("the server's log"), "{ctx}");
+    assert!(reason.contains("ValueError: raised by mymod.app"), "{ctx}");
+    assert!(s.table.contains("ValueError: raised by mymod.app"), "{ctx}");
+
     // A body past the client's 16 MiB cap is a transport error, not memory
     // (in the window, or already in the warm-up, which stops a route that
     // fails more than it serves).
@@ -357,6 +369,10 @@ fn a_user_app_sweeps_with_work_not_verified() {
             .contains("the body is over the runner's 16777216-byte cap"),
         "{ctx}"
     );
+    // The twin of the traceback: errors that are not the server's 5xx
+    // leave its log out of the reason.
+    let reason = s.settings()[0]["reason"].as_str().unwrap();
+    assert!(!reason.contains("the server's log"), "{ctx}");
 }
 
 #[test]

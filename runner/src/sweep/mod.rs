@@ -469,6 +469,9 @@ async fn run_setting(
         Ok(p) => result.pss = Some(p),
         Err(e) => result.pss_note = Some(e),
     }
+    // A view that raised (5xx): its traceback, read before the shutdown's lines.
+    let said = (load.errors.server_error() || load.warmup_errors.server_error())
+        .then(|| server.log_tail());
     note.exited = server.exited();
     note.stopped = Some(server.stop());
     drop(lock);
@@ -520,6 +523,9 @@ async fn run_setting(
             why.push(format!("first: {sample}"));
         }
         result.reason = Some(why.join("; "));
+    }
+    if let (Some(reason), Some(tail)) = (&result.reason, said) {
+        result.reason = Some(server::with_log_tail(reason, &log, &tail));
     }
     if let Some(status) = &note.exited {
         result.status = Status::Errors;
