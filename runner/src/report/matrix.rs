@@ -294,7 +294,7 @@ impl Matrix {
     /// The same table as GitHub Markdown.
     pub fn render_markdown(&self) -> String {
         let cells = self.cells();
-        let esc = |t: &str| t.replace('|', "\\|").replace('\n', " ");
+        let esc = crate::text::markdown_cell;
         let mut s = String::new();
         s.push_str("| row |");
         for server in &self.servers {
