@@ -8,6 +8,8 @@
 //! crashed the runner). [`clip_bytes`] does the same for raw bytes, invalid
 //! UTF-8 included, decoding only what it keeps.
 
+pub mod table;
+
 /// The ellipsis marking a clipped text.
 pub const ELLIPSIS: char = '…';
 

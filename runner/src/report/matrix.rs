@@ -238,45 +238,16 @@ impl Matrix {
             Some(n) => format!("{} [{n}]", c.text),
             None => c.text.clone(),
         };
-        let mut widths = vec![self
-            .rows
-            .iter()
-            .map(|r| r.id.len())
-            .max()
-            .unwrap_or(0)
-            .max(3)];
-        for (j, server) in self.servers.iter().enumerate() {
-            let w = cells
-                .iter()
-                .skip(j)
-                .step_by(self.servers.len().max(1))
-                .map(|c| shown(c).len())
-                .chain([self.header(server).len()])
-                .max()
-                .unwrap_or(0);
-            widths.push(w);
-        }
-        let line = |fields: Vec<String>| {
-            let mut s = String::new();
-            for (k, f) in fields.iter().enumerate() {
-                if k + 1 == fields.len() {
-                    s.push_str(f);
-                } else {
-                    s.push_str(&format!("{f:<w$}  ", w = widths[k]));
-                }
-            }
-            s.trim_end().to_string() + "\n"
-        };
-        let mut s = String::new();
         let mut head = vec!["row".to_string()];
         head.extend(self.servers.iter().map(|sv| self.header(sv)));
-        s.push_str(&line(head));
+        let mut grid = crate::text::table::Grid::new(head);
+        let n = self.servers.len();
         for (i, row) in self.rows.iter().enumerate() {
             let mut fields = vec![row.id.clone()];
-            let n = self.servers.len();
             fields.extend(cells[i * n..(i + 1) * n].iter().map(shown));
-            s.push_str(&line(fields));
+            grid.row(fields);
         }
+        let mut s = grid.render("");
         s.push('\n');
         for l in self.legend(&cells) {
             s.push_str(&format!("{l}\n"));
