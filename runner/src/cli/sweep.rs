@@ -221,6 +221,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SweepArgs) -> 
         warmup_s: plan.warmup.as_secs_f64(),
         duration_s: plan.duration.as_secs_f64(),
         request_timeout_ms: plan.request_timeout.as_millis() as u64,
+        env: plan.app_env.clone(),
         settings,
         elapsed_s: started.elapsed().as_secs_f64(),
         interrupted: interrupted.map(|s| signals::name(s).to_string()),

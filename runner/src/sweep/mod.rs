@@ -61,6 +61,9 @@ pub struct SweepPlan {
     /// The warm-up goes on past `warmup` until every handler thread served
     /// the route and the rate settled, but never past this.
     pub warmup_cap: Duration,
+    /// The app's settings given over the profile's environment (a row's
+    /// `env:`, `--env`), said in the report; already in `profile.env`.
+    pub app_env: std::collections::BTreeMap<String, String>,
 }
 
 /// The warm-up's cap by default: a per-thread state built on first use
@@ -246,6 +249,9 @@ pub struct SweepResult {
     pub warmup_s: f64,
     pub duration_s: f64,
     pub request_timeout_ms: u64,
+    /// The app's settings given over the server profile's environment.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub env: std::collections::BTreeMap<String, String>,
     pub settings: Vec<SettingResult>,
     pub elapsed_s: f64,
     /// The signal that stopped the sweep early, if one did.

@@ -249,6 +249,7 @@ impl SweepRequest {
             fixture: c.fixture,
             ready: c.ready,
             warmup_cap: super::WARMUP_CAP,
+            app_env: self.env.clone(),
         })
     }
 

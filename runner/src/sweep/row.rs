@@ -269,6 +269,8 @@ mod tests {
         assert_eq!(plan.profile.env["OPENBLAS_NUM_THREADS"], "1");
         assert_eq!(plan.profile.env["PYTHONUNBUFFERED"], "1");
         assert_eq!(plan.profile.ready.timeout_ms, 180_000);
+        // The report says them: they are the app's, not the profile's.
+        assert_eq!(plan.app_env.len(), 2);
         // Without them, the profile's own.
         let plan = parse_at("s1", GOOD)
             .unwrap()
@@ -276,6 +278,7 @@ mod tests {
             .plan(&fixture(), &servers)
             .unwrap();
         assert!(!plan.profile.env.contains_key("OPENBLAS_NUM_THREADS"));
+        assert!(plan.app_env.is_empty());
         assert_eq!(plan.profile.ready.timeout_ms, 20_000);
     }
 
