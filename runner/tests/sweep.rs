@@ -308,9 +308,12 @@ fn a_user_app_sweeps_with_work_not_verified() {
     let app = user_app();
     let app_dir = app.path().to_str().unwrap();
     let base = ["--app", "mymod:app", "--app-dir", app_dir, "--threads", "1"];
-    let s = sweep(&[&base[..], &["--path", "/hello"]].concat());
+    let s = sweep(&[&base[..], &["--path", "/hello", "--env", "MY_SETTING=1"]].concat());
     let ctx = s.context();
     assert_eq!(s.code, 0, "{ctx}");
+    // The app's settings are said where the figures are.
+    assert!(s.table.contains("with MY_SETTING=1"), "{ctx}");
+    assert_eq!(s.json["env"]["MY_SETTING"], "1", "{ctx}");
     s.assert_rows(&["threads=1 /hello"]);
     let load = &s.settings()[0]["load"];
     assert_eq!(load["work_verified"], false);
