@@ -39,6 +39,10 @@ pub struct AdviseRequest {
     /// Where the server is polled for readiness; default: the view itself
     /// with `app`, the profile's `ready.path` otherwise.
     pub ready_path: Option<String>,
+    /// The server's environment over its profile's, and its readiness
+    /// bound: the app's settings (`SweepRequest::env`).
+    pub env: std::collections::BTreeMap<String, String>,
+    pub ready_timeout_ms: Option<u64>,
     pub request_timeout_ms: u64,
     pub machine_wait_ms: u64,
 }
@@ -53,6 +57,8 @@ impl Default for AdviseRequest {
             app: None,
             app_dir: None,
             ready_path: None,
+            env: Default::default(),
+            ready_timeout_ms: None,
             request_timeout_ms: Limits::DEFAULT_REQUEST_MS,
             machine_wait_ms: Limits::DEFAULT_MACHINE_WAIT_MS,
         }
@@ -100,6 +106,8 @@ impl AdviseRequest {
             app: self.app.clone(),
             app_dir: self.app_dir.clone(),
             ready_path: self.ready_path.clone(),
+            env: self.env.clone(),
+            ready_timeout_ms: self.ready_timeout_ms,
             machine_wait_ms: self.machine_wait_ms,
         }
         .plan(fixture_dir, servers_dir)

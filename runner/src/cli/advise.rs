@@ -73,6 +73,8 @@ impl AdviseArgs {
             app: self.app.app.clone(),
             app_dir: self.app.app_dir.clone(),
             ready_path: self.app.ready_path.clone(),
+            env: self.app.env(),
+            ready_timeout_ms: self.app.ready_timeout_ms,
             request_timeout_ms: self.request_timeout_ms,
             machine_wait_ms: self.machine_wait_ms,
         }

@@ -49,7 +49,9 @@ pub struct MatrixArgs {
 
     // CI at scale (issue 19): the merge of jobs' reports and its JUnit file.
     /// Run nothing: merge these `gate --json-file` reports (one per CI job)
-    /// into the matrix of ROWs by --servers; a cell none gives reads missing.
+    /// into the matrix of ROWs by --servers (by default, the rows and
+    /// servers the reports hold); a cell asked for that none gives reads
+    /// missing.
     #[arg(long, value_name = "REPORT.json", num_args = 1..)]
     pub from: Vec<PathBuf>,
 
@@ -140,7 +142,11 @@ pub async fn run(session: &Session, args: &MatrixArgs) -> Finish {
             }
         }
         let names: Vec<String> = profiles.iter().map(|p| p.name.clone()).collect();
-        let matrix = merge::merge(heads, &names, &reports);
+        let asked = merge::Asked {
+            rows: !args.rows.is_empty(),
+            servers: !args.servers.is_empty(),
+        };
+        let matrix = merge::merge_asked(heads, &names, &reports, asked);
         return finish(project, args, &matrix, None);
     }
     let mut jobs = Vec::new();

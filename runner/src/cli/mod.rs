@@ -102,7 +102,9 @@ pub enum Command {
     List,
     /// Validate row files without starting anything.
     Check {
-        /// Row files; all of specs/*.yaml by default.
+        /// Row, sweep row and profile files, or folders of them (each with
+        /// its `sweeps/` and `servers/`); specs/ by default.
+        #[arg(value_name = "PATH")]
         files: Vec<PathBuf>,
     },
     /// Run one row's gate N times (each on a fresh server), optionally under

@@ -35,7 +35,7 @@ pub struct SweepArgs {
     /// overrides its server, and the report flags still apply.
     #[arg(
         value_name = "ROW",
-        conflicts_with_all = ["paths", "threads", "workers", "connections", "duration", "warmup", "app", "app_dir", "ready_path", "request_timeout_ms"]
+        conflicts_with_all = ["paths", "threads", "workers", "connections", "duration", "warmup", "app", "app_dir", "ready_path", "request_timeout_ms", "env", "ready_timeout_ms"]
     )]
     pub row: Option<String>,
 
@@ -136,6 +136,8 @@ impl SweepArgs {
                 app: self.app.app.clone(),
                 app_dir: self.app.app_dir.clone(),
                 ready_path: self.app.ready_path.clone(),
+                env: self.app.env(),
+                ready_timeout_ms: self.app.ready_timeout_ms,
                 machine_wait_ms: self.machine_wait_ms,
             },
         }
@@ -212,6 +214,7 @@ pub async fn run(session: &Session, args: &SweepArgs) -> Finish {
         warmup_s: plan.warmup.as_secs_f64(),
         duration_s: plan.duration.as_secs_f64(),
         request_timeout_ms: plan.request_timeout.as_millis() as u64,
+        env: plan.app_env.clone(),
         settings,
         elapsed_s: started.elapsed().as_secs_f64(),
         interrupted: interrupted.map(|s| signals::name(s).to_string()),

@@ -84,17 +84,16 @@ impl<W: Write> Terminal<W> {
         if results.len() < 2 {
             return;
         }
-        let _ = writeln!(self.out, "summary:");
+        let mut grid = crate::text::table::Grid::new(["verdict", "row", "server", "figures"]);
         for r in results {
-            let _ = writeln!(
-                self.out,
-                "  {:<14} {:<10} {:<8} {}",
-                r.verdict().label(),
-                r.row.id,
-                r.profile,
-                headline(r)
-            );
+            grid.row([
+                r.verdict().label().to_string(),
+                r.row.id.clone(),
+                r.profile.clone(),
+                headline(r),
+            ]);
         }
+        let _ = write!(self.out, "summary:\n{}", grid.render("  "));
     }
 }
 

@@ -146,16 +146,16 @@ pub fn render(s: &Summary) -> String {
         ));
     }
     if !s.figures.is_empty() {
-        out.push_str(&format!(
-            "  {:<20} {:>9} {:>9} {:>9}\n",
-            "figure", "median", "min", "max"
-        ));
+        let mut grid = crate::text::table::Grid::new(["figure", "median", "min", "max"]);
         for (k, sp) in &s.figures {
-            out.push_str(&format!(
-                "  {:<20} {:>9.2} {:>9.2} {:>9.2}\n",
-                k, sp.median, sp.min, sp.max
-            ));
+            grid.row([
+                k.to_string(),
+                format!("{:.2}", sp.median),
+                format!("{:.2}", sp.min),
+                format!("{:.2}", sp.max),
+            ]);
         }
+        out.push_str(&grid.right(&[1, 2, 3]).render("  "));
     }
     if let Some(i) = &s.interrupted {
         out.push_str(&format!("  interrupted by {i}\n"));

@@ -61,6 +61,9 @@ pub struct SweepPlan {
     /// The warm-up goes on past `warmup` until every handler thread served
     /// the route and the rate settled, but never past this.
     pub warmup_cap: Duration,
+    /// The app's settings given over the profile's environment (a row's
+    /// `env:`, `--env`), said in the report; already in `profile.env`.
+    pub app_env: std::collections::BTreeMap<String, String>,
 }
 
 /// The warm-up's cap by default: a per-thread state built on first use
@@ -238,6 +241,9 @@ pub struct SweepResult {
     pub warmup_s: f64,
     pub duration_s: f64,
     pub request_timeout_ms: u64,
+    /// The app's settings given over the server profile's environment.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub env: std::collections::BTreeMap<String, String>,
     pub settings: Vec<SettingResult>,
     pub elapsed_s: f64,
     /// The signal that stopped the sweep early, if one did.
@@ -466,6 +472,9 @@ async fn run_setting(
         Ok(p) => result.pss = Some(p),
         Err(e) => result.pss_note = Some(e),
     }
+    // A view that raised (5xx): its traceback, read before the shutdown's lines.
+    let said = (load.errors.server_error() || load.warmup_errors.server_error())
+        .then(|| server.log_tail());
     note.exited = server.exited();
     note.stopped = Some(server.stop());
     drop(lock);
@@ -517,6 +526,9 @@ async fn run_setting(
             why.push(format!("first: {sample}"));
         }
         result.reason = Some(why.join("; "));
+    }
+    if let (Some(reason), Some(tail)) = (&result.reason, said) {
+        result.reason = Some(server::with_log_tail(reason, &log, &tail));
     }
     if let Some(status) = &note.exited {
         result.status = Status::Errors;

@@ -267,9 +267,21 @@ async fn run_pair(spec: &PairSpec<'_>) -> Result<PairRatioRun, String> {
     if let Some(p) = fixture_pool.as_mut() {
         p.stop_all();
     }
-    let (_, exited) = pool.stop_all();
+    let (tail, exited) = pool.stop_all();
     if let Some(status) = exited {
         return Err(format!("the server exited during the pair ({status})"));
+    }
+    // A view that raised: its traceback, from the server's log.
+    let broke_on_5xx = result.as_ref().ok().and_then(|run| {
+        run.broken
+            .as_ref()
+            .filter(|b| b.is_server_error())
+            .zip(tail.as_deref())
+            .zip(pool.runs().first())
+    });
+    if let Some(((broken, tail), first)) = broke_on_5xx {
+        let reason = format!("the pair broke: {broken}");
+        return Err(crate::server::with_log_tail(&reason, &first.log, tail));
     }
     result
 }
