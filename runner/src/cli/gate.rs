@@ -99,11 +99,7 @@ pub async fn run(session: &Session, args: &GateArgs) -> Finish {
             ));
         }
     };
-    let plan = BatchPlan {
-        limits: run.limits,
-        gap: std::time::Duration::ZERO,
-        on_env: &mut on_env,
-    };
+    let plan = BatchPlan::new(run.limits, &mut on_env);
     let batch = match batch::run(session, plan, &jobs, &mut emit).await {
         Ok(b) => b,
         Err(e) => return unusable(&e),

@@ -16,10 +16,10 @@ use clap::Args;
 use runner::host::limits::Limits;
 use runner::host::signals;
 use runner::probe::gil::ask::{ask, stage_plans, stage_table, Asked, Report, StageError};
-use runner::probe::gil::plan::PyLiteral;
+use runner::probe::gil::plan::{PlanError, PyLiteral};
 use runner::probe::gil::render::verdict_text;
 use runner::probe::gil::stages::render as render_stages;
-use runner::probe::gil::{Expect, GilBlock, InstrumentChoice};
+use runner::probe::gil::{Expect, GilBlock, GilPlan, InstrumentChoice};
 use runner::session::Session;
 use runner::verdict::Verdict;
 
@@ -136,13 +136,9 @@ pub async fn run(session: &Session, args: &GilProbeArgs) -> Finish {
     if let Err(e) = args.out.check() {
         return unusable(&e);
     }
-    if !args.stage.is_empty() {
-        return stages(session, args).await;
-    }
-    let plan = match block(args).and_then(|b| {
-        b.validate()
-            .map_err(|e| format!("{}: {}", plan_flag(e.key), e.message))
-    }) {
+    // One probe, or one per stage (`--stage`).
+    let names: Vec<String> = args.stage.iter().map(|n| n.trim().to_string()).collect();
+    let plans = match plans(args, &names) {
         Ok(p) => p,
         Err(e) => return unusable(&e),
     };
@@ -150,26 +146,59 @@ pub async fn run(session: &Session, args: &GilProbeArgs) -> Finish {
         Ok(env) => env,
         Err(e) => return unusable(&e),
     };
-    let wait = Duration::from_millis(args.machine_wait_ms);
-    let mut before = |_| {
-        eprintln!(
-            "gil-probe {} in {}: {} rounds of {} ms per arm",
-            plan.target.describe(),
-            env.python.display(),
-            plan.rounds,
-            plan.round_ms
-        )
+    let mut before = |i: usize| {
+        let p: &GilPlan = &plans[i];
+        match names.get(i) {
+            Some(name) => eprintln!(
+                "stage {name}: {} rounds of {} ms per arm",
+                p.rounds, p.round_ms
+            ),
+            None => eprintln!(
+                "gil-probe {} in {}: {} rounds of {} ms per arm",
+                p.target.describe(),
+                env.python.display(),
+                p.rounds,
+                p.round_ms
+            ),
+        }
     };
-    let plans = std::slice::from_ref(&plan);
-    let asked = match asked(
-        session
-            .cancellable(ask(session, &env.python, plans, wait, &mut before))
-            .await,
-    ) {
-        Ok(mut a) => a.pop(),
+    let wait = Duration::from_millis(args.machine_wait_ms);
+    let work = ask(session, &env.python, &plans, wait, &mut before);
+    let asked = match asked(session.cancellable(work).await) {
+        Ok(a) => a,
         Err(finish) => return finish,
     };
-    let Some(Asked { run, judgement }) = asked else {
+    if names.is_empty() {
+        one(args, &plans[0], asked)
+    } else {
+        stages(args, &names, &asked)
+    }
+}
+
+/// The plans the flags ask for: one, or one per stage.
+fn plans(args: &GilProbeArgs, names: &[String]) -> Result<Vec<GilPlan>, String> {
+    let plan_error = |e: PlanError| format!("{}: {}", plan_flag(e.key), e.message);
+    if names.is_empty() {
+        return block(args)?.validate().map(|p| vec![p]).map_err(plan_error);
+    }
+    if args.setup.is_none() {
+        return Err(
+            "--stage needs --setup MODULE:FUNCTION, a setup that takes the stage's name first"
+                .into(),
+        );
+    }
+    if args.expect.is_some() || !args.scale.is_empty() {
+        return Err("--stage reads every stage: leave out --expect and --scale".into());
+    }
+    stage_plans(&block(args)?, names).map_err(|e| match e {
+        StageError::Name(m) => format!("--stage {m}"),
+        StageError::Plan(e) => plan_error(e),
+    })
+}
+
+/// One probe's report.
+fn one(args: &GilProbeArgs, plan: &GilPlan, mut asked: Vec<Asked>) -> Finish {
+    let Some(Asked { run, judgement }) = asked.pop() else {
         return cannot_judge("the probe did not run");
     };
     let printed = match args.out.emit_value(&Report::of(&judgement, &run)) {
@@ -216,46 +245,9 @@ fn plan_flag(key: &str) -> &'static str {
     }
 }
 
-/// `--stage`: one probe per stage, then the stage table.
-async fn stages(session: &Session, args: &GilProbeArgs) -> Finish {
-    if args.setup.is_none() {
-        return unusable(
-            "--stage needs --setup MODULE:FUNCTION, a setup that takes the stage's name first",
-        );
-    }
-    if args.expect.is_some() || !args.scale.is_empty() {
-        return unusable("--stage reads every stage: leave out --expect and --scale");
-    }
-    let names: Vec<String> = args.stage.iter().map(|n| n.trim().to_string()).collect();
-    let plans = match block(args).and_then(|b| {
-        stage_plans(&b, &names).map_err(|e| match e {
-            StageError::Name(m) => format!("--stage {m}"),
-            StageError::Plan(e) => format!("{}: {}", plan_flag(e.key), e.message),
-        })
-    }) {
-        Ok(p) => p,
-        Err(e) => return unusable(&e),
-    };
-    let env = match session.python() {
-        Ok(env) => env,
-        Err(e) => return unusable(&e),
-    };
-    let wait = Duration::from_millis(args.machine_wait_ms);
-    let mut before = |i: usize| {
-        eprintln!(
-            "stage {}: {} rounds of {} ms per arm",
-            names[i], plans[i].rounds, plans[i].round_ms
-        )
-    };
-    let asked = match asked(
-        session
-            .cancellable(ask(session, &env.python, &plans, wait, &mut before))
-            .await,
-    ) {
-        Ok(a) => a,
-        Err(finish) => return finish,
-    };
-    let table = match stage_table(&names, &asked) {
+/// `--stage`: the stage table of the stages' probes.
+fn stages(args: &GilProbeArgs, names: &[String], asked: &[Asked]) -> Finish {
+    let table = match stage_table(names, asked) {
         Ok(t) => t,
         Err(e) => return cannot_judge(&e),
     };

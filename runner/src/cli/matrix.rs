@@ -180,11 +180,7 @@ pub async fn run(session: &Session, args: &MatrixArgs) -> Finish {
             env.python.clone(),
         ));
     };
-    let plan = BatchPlan {
-        limits: opts.run.limits,
-        gap: std::time::Duration::ZERO,
-        on_env: &mut on_env,
-    };
+    let plan = BatchPlan::new(opts.run.limits, &mut on_env);
     let batch = match batch::run(session, plan, &jobs, &mut emit).await {
         Ok(b) => b,
         Err(e) => return unusable(&e),

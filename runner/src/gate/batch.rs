@@ -65,6 +65,17 @@ pub struct BatchPlan<'a> {
     pub on_env: &'a mut dyn FnMut(&PythonEnv),
 }
 
+impl<'a> BatchPlan<'a> {
+    /// Gates back to back, `on_env` told the interpreter.
+    pub fn new(limits: Limits, on_env: &'a mut dyn FnMut(&PythonEnv)) -> Self {
+        Self {
+            limits,
+            gap: Duration::ZERO,
+            on_env,
+        }
+    }
+}
+
 /// Prepares Python (on first use), then runs `jobs` in order until they
 /// finish or SIGINT/SIGTERM stops them (every server stopped first). Err
 /// with the message when Python could not be prepared.
