@@ -20,10 +20,6 @@ use super::headroom;
 pub const SWEEP_WARMUP: &str = "300ms";
 pub const SWEEP_DURATION: &str = "1500ms";
 pub const SWEEP_CONNECTIONS: u32 = 8;
-/// A setting with fewer good replies than this cannot be read: its window
-/// is doubled, up to [`SWEEP_DURATION_MAX`], before advise gives up.
-pub const SWEEP_REPLIES_AT_LEAST: u64 = 20;
-pub const SWEEP_DURATION_MAX: std::time::Duration = std::time::Duration::from_secs(6);
 /// The warm-up's cap per setting (it ends sooner once every handler thread
 /// served the view and the rate settled).
 pub const SWEEP_WARMUP_CAP: std::time::Duration = std::time::Duration::from_secs(6);

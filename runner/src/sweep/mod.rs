@@ -25,10 +25,10 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::host::machine_lock::MachineLock;
 use crate::host::process::StopOutcome;
 use crate::load::{self, route::Route, LoadEvent, LoadPlan, LoadProgress, LoadResult};
 use crate::server::{self, StartError, StartRequest};
+use crate::session::Session;
 use crate::spec::Profile;
 use crate::spec::ServerSettings;
 
@@ -69,14 +69,6 @@ pub struct SweepPlan {
 /// The warm-up's cap by default: a per-thread state built on first use
 /// takes seconds on a busy machine, not minutes.
 pub const WARMUP_CAP: Duration = Duration::from_secs(10);
-
-/// Where the sweep runs.
-pub struct SweepContext<'a> {
-    pub python: &'a Path,
-    pub logs_dir: PathBuf,
-    /// The machine lock gates and sweeps take turns on.
-    pub lock_path: PathBuf,
-}
 
 /// One point of the sweep: a route on a server with these knobs.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -299,18 +291,21 @@ pub enum SweepEvent<'a> {
 }
 
 /// Runs every setting of `plan` in order, pushing each result onto `out` as
-/// it finishes (so a sweep stopped by a signal keeps what it measured).
+/// it finishes (so a sweep stopped by a signal keeps what it measured). Err
+/// when the session's Python could not be prepared.
 pub async fn run(
-    ctx: &SweepContext<'_>,
+    session: &Session,
     plan: &SweepPlan,
     out: &mut Vec<SettingResult>,
     emit: &mut dyn FnMut(SweepEvent<'_>),
-) {
+) -> Result<(), String> {
+    let python = &session.python()?.python;
     let all = points(plan);
     let of = all.len();
     for (index, (setting, route)) in all.iter().enumerate() {
         emit(SweepEvent::SettingStarted { setting, index, of });
-        let result = run_setting(ctx, plan, setting, index, route.clone(), emit).await;
+        let result =
+            run_setting(session, python, plan, (setting, index), route.clone(), emit).await;
         emit(SweepEvent::SettingFinished {
             result: &result,
             index,
@@ -319,6 +314,7 @@ pub async fn run(
         out.push(result);
     }
     scale(out);
+    Ok(())
 }
 
 /// Fills in each setting's scaling against the first measured setting of
@@ -337,10 +333,10 @@ pub fn scale(results: &mut [SettingResult]) {
 }
 
 async fn run_setting(
-    ctx: &SweepContext<'_>,
+    session: &Session,
+    python: &Path,
     plan: &SweepPlan,
-    setting: &Setting,
-    index: usize,
+    (setting, index): (&Setting, usize),
     route: Arc<Route>,
     emit: &mut dyn FnMut(SweepEvent<'_>),
 ) -> SettingResult {
@@ -361,7 +357,7 @@ async fn run_setting(
     };
     // Held until this setting's server is stopped: a server shutting down
     // still burns CPU, which the next measurement would see.
-    let lock = match MachineLock::take(&ctx.lock_path, plan.machine_wait).await {
+    let lock = match session.lock(plan.machine_wait).await {
         Ok(lock) => lock,
         Err(e) => {
             result.reason = Some(e);
@@ -369,14 +365,15 @@ async fn run_setting(
             return result;
         }
     };
-    let log = ctx
-        .logs_dir
+    let log = session
+        .project()
+        .logs_dir()
         .join(setting.log_name(&plan.profile.name, index));
     let settings = setting.server_settings();
     let request = StartRequest {
         profile: &plan.profile,
         settings: &settings,
-        python: ctx.python,
+        python,
         app: &plan.app,
         app_dir: &plan.app_dir,
         log: &log,
