@@ -112,6 +112,17 @@ pub fn merge_asked(
         .iter()
         .flat_map(|r| r.results.iter().map(|(e, _)| e))
         .collect();
+    // Reports that hold nothing (interrupted before a gate ended) narrow
+    // nothing: the whole grid shows, every cell missing (exit 2), never an
+    // empty matrix that exits 0.
+    let asked = if held.is_empty() {
+        Asked {
+            rows: true,
+            servers: true,
+        }
+    } else {
+        asked
+    };
     let rows: Vec<RowHead> = if asked.rows {
         rows
     } else {
@@ -371,6 +382,14 @@ mod tests {
             m.exit_verdicts(),
             [Verdict::Pass, Verdict::Pass, Verdict::CannotJudge]
         );
+        // Reports with no result narrow nothing: every cell is missing.
+        let empty = parse(
+            Path::new("e.json"),
+            r#"{"interrupted": null, "servers": [], "results": []}"#,
+        )
+        .unwrap();
+        let m = merge_asked(rows(), &servers, &[empty], Asked::default());
+        assert_eq!(m.exit_verdicts(), vec![Verdict::CannotJudge; 12]);
         // ROWs asked: C5 too, missing on both servers.
         let asked = Asked {
             rows: true,
