@@ -1,6 +1,6 @@
-//! Running one trial's gate through the runner library: the Python venv is
-//! prepared once per process (the first trial that runs does it; `--list`
-//! never does), each gate runs in its own current-thread tokio runtime, and
+//! Running one trial's gate through the runner library: the Python venv,
+//! with every package the rows pin, is prepared once per process (the first
+//! trial that runs does it; `--list` never does), each gate runs in its own current-thread tokio runtime, and
 //! SIGINT/SIGTERM during a gate drops it, which stops its servers' process
 //! groups. After a signal the remaining trials fail at once as "not run",
 //! and `main` exits 130/143.
@@ -15,8 +15,9 @@ use runner::gate::result::GateResult;
 use runner::gate::{run_gate, GateContext};
 use runner::host::limits::Limits;
 use runner::host::project::Project;
-use runner::host::pyenv::{self, EnvProgress, PythonEnv};
+use runner::host::pyenv::{PythonEnv, Want};
 use runner::host::signals;
+use runner::setup;
 use runner::spec::row::Row;
 use runner::spec::Profile;
 
@@ -26,15 +27,18 @@ pub const LIMITS: Limits = Limits::DEFAULT;
 /// What the trials of one harness process share.
 pub struct Shared {
     pub project: Project,
+    /// The rows the trials run, whose `requires:` the venv gets.
+    rows: Vec<Row>,
     env: OnceLock<Result<PythonEnv, String>>,
     interrupted: AtomicI32,
     results: Mutex<Vec<GateResult>>,
 }
 
 impl Shared {
-    pub fn new(project: Project) -> Self {
+    pub fn new(project: Project, rows: Vec<Row>) -> Self {
         Self {
             project,
+            rows,
             env: OnceLock::new(),
             interrupted: AtomicI32::new(0),
             results: Mutex::new(Vec::new()),
@@ -54,21 +58,16 @@ impl Shared {
         self.results.lock().map(|r| r.clone()).unwrap_or_default()
     }
 
-    /// The prepared interpreter (preparing it on first use; progress on stderr).
+    /// The prepared interpreter, with every package the rows pin (preparing
+    /// it on first use, one line on stderr; the setup lock keeps parallel
+    /// harness processes from installing twice).
     fn python(&self) -> Result<PythonEnv, String> {
         self.env
             .get_or_init(|| {
-                pyenv::prepare(&self.project, None, &mut |p| match p {
-                    EnvProgress::Installing { venv, reason, .. } => eprintln!(
-                        "gates: preparing the Python environment ({reason}): {} (once)",
-                        venv.display()
-                    ),
-                    EnvProgress::Installed { elapsed } => eprintln!(
-                        "gates: Python environment ready in {:.1} s",
-                        elapsed.as_secs_f64()
-                    ),
+                setup::every_row(&self.project, Want::Any, &self.rows, &mut |line| {
+                    eprintln!("gates: {line}")
                 })
-                .map_err(|e| e.to_string())
+                .map(|python| PythonEnv { python })
             })
             .clone()
     }

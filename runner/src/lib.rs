@@ -18,6 +18,7 @@ pub mod probe;
 pub mod report;
 pub mod request;
 pub mod server;
+pub mod setup;
 pub mod spec;
 pub mod stats;
 pub mod sweep;
