@@ -265,6 +265,7 @@ mod tests {
             broken: None,
             peer_port_byte_swapped: false,
             witness_unavailable: None,
+            quiet: Default::default(),
         }
     }
 
