@@ -53,6 +53,12 @@ pub fn main() -> ExitCode {
         }
     }
     let shared = Arc::new(Shared::new(project, rows));
+    if !args.list {
+        // Before libtest's first `test NAME ... ` line, so that the one line
+        // a first preparation prints stands on its own; a failure is every
+        // trial's message.
+        let _ = shared.python();
+    }
     let trials = planned
         .into_iter()
         .map(|p| trial(p, &shared, &config))

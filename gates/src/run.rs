@@ -61,7 +61,7 @@ impl Shared {
     /// The prepared interpreter, with every package the rows pin (preparing
     /// it on first use, one line on stderr; the setup lock keeps parallel
     /// harness processes from installing twice).
-    fn python(&self) -> Result<PythonEnv, String> {
+    pub fn python(&self) -> Result<PythonEnv, String> {
         self.env
             .get_or_init(|| {
                 setup::every_row(&self.project, Want::Any, &self.rows, &mut |line| {

@@ -297,6 +297,7 @@ mod tests {
                         threads_reached: None,
                     })
                     .collect(),
+                sweeps: 1,
             }),
             reason: String::new(),
         }
@@ -381,5 +382,46 @@ mod tests {
     fn the_schema_names_the_advice() {
         let s = report_schema();
         assert!(s.contains("AdviceReport") && s.contains("remainder"), "{s}");
+    }
+
+    #[test]
+    fn sweeps_that_disagree_are_read_by_their_least_touched_figures() {
+        // An already parallel view (one request asks for 1.9 of 2 cores):
+        // the first sweep's one thread met a burst (1.63x at two threads),
+        // the second's did not.
+        let q1 = GilAnswer {
+            work: Some(Work::Releases),
+            source: String::new(),
+            headline: String::new(),
+            reason: String::new(),
+            pair: None,
+            call: None,
+        };
+        let noisy = q2(150.0, 40.0, &[(1, 30.0), (2, 49.0), (4, 50.0)]);
+        let quiet = q2(160.0, 30.0, &[(1, 48.0), (2, 50.0), (4, 49.0)]);
+        assert!(decide(&q1, &noisy)
+            .unwrap_err()
+            .contains("figures disagree"));
+        let both = headroom::least_touched(&[
+            noisy.figures.clone().unwrap(),
+            quiet.figures.clone().unwrap(),
+        ]);
+        assert_eq!(both.sweeps, 2);
+        assert_eq!(both.points[0].requests_per_s, 48.0);
+        assert!((both.scaling_at(2).unwrap() - 50.0 / 48.0).abs() < 1e-9);
+        assert_eq!(both.one_thread_run_queue_pct, 30.0);
+        let h = Headroom {
+            figures: Some(both),
+            reason: String::new(),
+        };
+        assert_eq!(decide(&q1, &h).unwrap().0, Advice::Remainder);
+        // Its twin: two sweeps that both read 1.63x still disagree.
+        let again =
+            headroom::least_touched(&[noisy.figures.clone().unwrap(), noisy.figures.unwrap()]);
+        let h = Headroom {
+            figures: Some(again),
+            reason: String::new(),
+        };
+        assert!(decide(&q1, &h).unwrap_err().contains("figures disagree"));
     }
 }

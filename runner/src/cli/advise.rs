@@ -13,7 +13,7 @@ use std::time::Instant;
 use clap::Args;
 
 use runner::advise::request::{AdviseField, AdviseRequest};
-use runner::advise::{call, headroom, pair, render, AdviceReport};
+use runner::advise::{self, call, headroom, pair, render, AdviceReport};
 use runner::host::limits::Limits;
 use runner::host::project::Project;
 use runner::host::signals;
@@ -151,8 +151,9 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &AdviseArgs) ->
             logs_dir: logs_dir.clone(),
             lock_path: lock_path.clone(),
         };
-        let settings = headroom::measure(&ctx, &opts.headroom).await;
-        let q2 = headroom::read(&settings, headroom::cores());
+        // Swept again while its figures disagree with question 1's answer.
+        let agrees = |q2: &headroom::Headroom| q1.work.is_none() || advise::decide(&q1, q2).is_ok();
+        let q2 = headroom::answer(&ctx, &opts.headroom, headroom::cores(), &agrees).await;
         Ok::<_, String>((q1, q2))
     };
     let (q1, q2) = match signals::until_signal(work).await {
