@@ -185,6 +185,26 @@ pub fn figures(plan: &GilPlan, report: &InstrumentReport) -> Result<GilFigures, 
             })
             .filter(|v| v.is_finite())
             .collect();
+        // Every round ran, and each was read off the run queue or caught
+        // the spinner queued at its edge: a saturated machine, not a broken
+        // instrument (beside two burst loads every GIL row once said
+        // "broken" here).
+        let queued = |r: &&RoundFigure| {
+            r.settled == Some(false) || r.runqueue.is_some_and(|q| q > plan.bounds.runqueue_at_most)
+        };
+        if rows.len() >= plan.rounds as usize && readings.is_empty() && rows.iter().all(queued) {
+            let rq: Vec<f64> = rows.iter().filter_map(|r| r.runqueue).collect();
+            let waited = median(&rq).map_or(String::new(), |m| {
+                format!(" (a median {m:.2} of each round)")
+            });
+            return Err(format!(
+                "no free core: none of the {} rounds of arm {name} had a reading: the spinner waited for \
+                 a CPU more than {:.2} of the round{waited} or was still queued at its edge, too little \
+                 left to read the lock from; run it on a quieter machine",
+                rows.len(),
+                plan.bounds.runqueue_at_most
+            ));
+        }
         if rows.len() < plan.rounds as usize || readings.is_empty() {
             return Err(format!(
                 "the probe returned {} rounds of arm {name} ({} with a reading), expected {} (a \

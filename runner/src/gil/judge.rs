@@ -570,6 +570,33 @@ mod tests {
     }
 
     #[test]
+    fn an_arm_queued_for_a_core_in_every_round_is_no_free_core_not_a_broken_instrument() {
+        let mut r = report(0.01, 0.99, CONTROLS);
+        for f in r.rounds_figures.iter_mut().filter(|f| f.arm == HOLDS_ALL) {
+            f.blocked = None;
+            f.runqueue = Some(0.8);
+        }
+        let j = judge(&plan(None), &run(r));
+        assert_eq!(j.verdict, Verdict::CannotJudge);
+        assert!(
+            j.reason
+                .starts_with("no free core: none of the 5 rounds of arm holds-all had a reading"),
+            "{}",
+            j.reason
+        );
+        assert!(j.reason.contains("a median 0.80"), "{}", j.reason);
+        // Its twin: no reading in rounds the spinner was free to run in is
+        // the instrument's fault, and says so.
+        let mut r = report(0.01, 0.99, CONTROLS);
+        for f in r.rounds_figures.iter_mut().filter(|f| f.arm == HOLDS_ALL) {
+            f.blocked = None;
+            f.runqueue = Some(0.1);
+        }
+        let j = judge(&plan(None), &run(r));
+        assert!(j.reason.contains("a broken instrument"), "{}", j.reason);
+    }
+
+    #[test]
     fn missing_rounds_and_failed_runs_cannot_be_judged() {
         let mut r = report(0.01, 0.99, CONTROLS);
         r.rounds_figures
