@@ -19,9 +19,9 @@ use std::time::Instant;
 
 use sha2::{Digest, Sha256};
 
-use crate::gil::requires::{self, Missing, Requirement};
 use crate::host::project::Project;
 use crate::host::pyenv::{self, Want};
+use crate::host::requires::{self, Missing, Requirement};
 use crate::spec::row::Row;
 
 /// The pins `rows` need, one list for one venv (an error names two rows

@@ -1,12 +1,40 @@
-//! The gil-probe kind: does a Python call release the GIL? No server: the
-//! instrument (`fixtures/gilprobe/gilprobe.py`, run by `runner::gil`) reads
-//! a spinner thread's blocked share from the kernel's scheduler accounting
-//! while a worker runs the call, beside three controls in the same process.
-//! This module only wraps `runner::gil` behind the [`Probe`] seam; the
-//! ad-hoc `runner gil-probe` command uses the same plan, measure and judge.
+//! The GIL probe: does one Python call release the GIL? No server; a
+//! spinner thread, a worker thread running the call, and three controls in
+//! the same process, read from the kernel's scheduler accounting.
+//!
+//! The instrument is `fixtures/gilprobe/gilprobe.py` (pure standard
+//! library), run in the interpreter the user names, because the question is
+//! about their build of their library. This module owns the Rust side:
+//!
+//! - [`plan`]: the `gil:` block ([`GilBlock`]) validated into a [`GilPlan`];
+//! - [`instrument`]: [`measure`] runs the instrument in its own process
+//!   group with a bounded wait and returns a [`GilRun`] (its document, or why
+//!   there is none);
+//! - [`judge()`]: releases / holds / cannot judge, a pure function of the plan
+//!   and the run: `judge/figures.rs` reduces the instrument's report,
+//!   `judge/rules.rs` decides, `judge/words.rs` says why;
+//! - [`render()`]: the terminal table;
+//! - [`stages`]: the stage table (`runner gil-probe --stage`).
+//!
+//! [`GilProbe`] puts it behind the [`Probe`] seam for rows (`probe:
+//! gil-probe`); the ad-hoc `runner gil-probe` command uses the same plan,
+//! measure and judge.
+
+pub mod instrument;
+pub mod judge;
+pub mod plan;
+pub mod render;
+pub mod stages;
+
+pub use crate::host::requires::Requirement;
+pub use instrument::{
+    fixture_dir, measure, GilLimits, GilRun, Instrument, InstrumentReport, RunOutcome,
+};
+pub use judge::{judge, ArmFigures, GilFigures, GilJudgement, ScaleFigures};
+pub use plan::{Expect, GilBlock, GilBounds, GilPlan, InstrumentChoice, PlanError, Target};
+pub use render::{render, render_scale};
 
 use super::{Probe, ProbeCtx};
-use crate::gil::{self, GilBlock, GilFigures, GilLimits, GilPlan, GilRun};
 use crate::spec::check::{key, ErrAt};
 use crate::spec::{ServerSettings, SpecError, Trials};
 use crate::verdict::{Judged, Stop};
@@ -50,9 +78,9 @@ impl Probe for GilProbe {
     async fn measure(plan: &GilPlan, ctx: &mut ProbeCtx<'_>) -> Result<GilRun, Stop> {
         let python = &ctx.python.python;
         super::require_installed(python, &plan.requires)?;
-        Ok(gil::measure(
+        Ok(measure(
             python,
-            &gil::fixture_dir(&ctx.project.root),
+            &fixture_dir(&ctx.project.root),
             plan,
             GilLimits::for_plan(plan),
         )
@@ -60,7 +88,7 @@ impl Probe for GilProbe {
     }
 
     fn judge(plan: &GilPlan, _: Trials, run: &GilRun) -> Judged<GilFigures> {
-        let (verdict, reason, confidence, figures, headline) = gil::judge(plan, run).into_parts();
+        let (verdict, reason, confidence, figures, headline) = judge(plan, run).into_parts();
         Judged {
             verdict,
             reason,
@@ -75,10 +103,10 @@ impl Probe for GilProbe {
     }
 
     fn render(figures: &GilFigures, out: &mut String) {
-        out.push_str(&gil::render(figures));
+        out.push_str(&render(figures));
     }
 
-    fn requires(plan: &GilPlan) -> Vec<gil::Requirement> {
+    fn requires(plan: &GilPlan) -> Vec<Requirement> {
         plan.requires.clone()
     }
 }
