@@ -97,8 +97,9 @@ impl Advice {
 /// One request in flight asking for at least this share of every core
 /// counts as the library filling the machine.
 pub const FILLS_SHARE: f64 = 0.75;
-/// A view whose handler thread, serving back to back, is on a CPU less than
-/// this share of the time waits rather than computes.
+/// A view whose handler thread, serving back to back, is on a CPU or
+/// waiting for one less than this share of the time waits rather than
+/// computes.
 pub const WAITS_CPU_SHARE: f64 = 0.25;
 /// Threads "help" when a setting reaches this share of the best req/s.
 pub const NEAR_BEST: f64 = 0.9;
@@ -119,16 +120,19 @@ pub fn decide(q1: &GilAnswer, q2: &headroom::Headroom) -> Result<(Advice, String
         .as_ref()
         .ok_or_else(|| format!("question 2 (is there headroom?): {}", q2.reason))?;
     let cores = fig.cores as f64;
-    let one = fig.one_thread_cpu_pct / 100.0;
     // The GIL probe says releases for a call that sleeps too; the sweep's
-    // one handler thread, serving back to back, says whether it computes.
-    let waits = work == Work::Waits || (work == Work::Releases && one < WAITS_CPU_SHARE);
+    // one handler thread, serving back to back, says whether it computes:
+    // on a CPU or waiting for one (a busy machine starves a computing
+    // thread of CPU, never makes it sleep: beside other work the releasing
+    // view's one thread was on a CPU 14% of the time and read as waiting).
+    let runnable = fig.one_thread_demand();
+    let waits = work == Work::Waits || (work == Work::Releases && runnable < WAITS_CPU_SHARE);
     if waits {
         return Ok((
             Advice::Pool,
             format!(
-                "the view waits in a syscall: one request keeps its thread on a CPU {:.0}% of the time, so threads overlap the waits (req/s against one thread: {}); the pool is built for this",
-                one * 100.0,
+                "the view waits in a syscall: one request keeps its thread on a CPU or waiting for one {:.0}% of the time, so threads overlap the waits (req/s against one thread: {}); the pool is built for this",
+                runnable * 100.0,
                 scaling_list(fig)
             ),
         ));
@@ -423,5 +427,26 @@ mod tests {
             reason: String::new(),
         };
         assert!(decide(&q1, &h).unwrap_err().contains("figures disagree"));
+    }
+
+    #[test]
+    fn a_computing_thread_starved_of_cpu_is_not_read_as_waiting() {
+        let releases = GilAnswer {
+            work: Some(Work::Releases),
+            source: String::new(),
+            headline: String::new(),
+            reason: String::new(),
+            pair: None,
+            call: None,
+        };
+        // Beside other work: on a CPU 14% of the time, queued for one 70%.
+        let busy = q2(14.0, 70.0, &[(1, 10.0), (2, 15.2), (4, 23.5)]);
+        let (advice, reason) = decide(&releases, &busy).unwrap();
+        assert_eq!(advice, Advice::Threads { threads: 4 }, "{reason}");
+        // Its twin: a thread that sleeps is neither on a CPU nor queued.
+        let sleeps = q2(10.0, 2.0, &[(1, 10.0), (2, 19.0), (4, 37.0)]);
+        let (advice, reason) = decide(&releases, &sleeps).unwrap();
+        assert_eq!(advice, Advice::Pool, "{reason}");
+        assert!(reason.contains("12% of the time"), "{reason}");
     }
 }
