@@ -181,6 +181,37 @@ fn a_reading_between_the_bounds_is_ambiguous() {
 }
 
 #[test]
+fn rounds_without_a_reading_do_not_veto_the_ones_with_one() {
+    // Five more rounds, each queued past the bound (no reading): the five
+    // readable ones and the controls decide, as the extra rounds intend.
+    let mut r = report(0.01, 0.99, CONTROLS);
+    let extra: Vec<_> = r
+        .rounds_figures
+        .iter()
+        .cloned()
+        .map(|mut f| {
+            f.round += 5;
+            f.blocked = None;
+            f.runqueue = Some(0.9);
+            f
+        })
+        .collect();
+    for f in &mut r.rounds_figures {
+        f.runqueue = Some(0.5);
+    }
+    r.rounds_figures.extend(extra);
+    r.rounds_run = Some(10);
+    let j = judge(&plan(None), &run(r.clone()));
+    assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
+    // Its twin: readings taken while queued past the bound are not trusted.
+    for f in r.rounds_figures.iter_mut().filter(|f| f.blocked.is_some()) {
+        f.runqueue = Some(0.8);
+    }
+    let j = judge(&plan(None), &run(r));
+    assert!(j.reason.starts_with("no free core"), "{}", j.reason);
+}
+
+#[test]
 fn a_saturated_machine_and_a_missing_gil_cannot_be_judged() {
     let mut r = report(0.01, 0.99, CONTROLS);
     for f in &mut r.rounds_figures {
