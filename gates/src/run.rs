@@ -1,12 +1,12 @@
 //! Running one trial's gate through the runner library: the Python venv,
 //! with every package the rows pin, is prepared once per process (the first
-//! trial that runs does it; `--list` never does), each gate runs in its own current-thread tokio runtime, and
-//! SIGINT/SIGTERM during a gate drops it, which stops its servers' process
-//! groups. After a signal the remaining trials fail at once as "not run",
-//! and `main` exits 130/143.
+//! trial that runs does it; `--list` never does), each gate runs in its own
+//! current-thread tokio runtime, and SIGINT/SIGTERM during a gate drops it,
+//! which stops its servers' process groups. After a signal the remaining
+//! trials fail at once as "not run", and `main` exits 130/143.
 //!
-//! Gates take turns on the machine through the runner's own lock
-//! (.gates/measure.lock), so several test threads are safe, only pointless.
+//! Gates take turns on the machine through the runner's own lock (the
+//! session's), so several test threads are safe, only pointless.
 
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -17,6 +17,7 @@ use runner::host::limits::Limits;
 use runner::host::project::Project;
 use runner::host::pyenv::{PythonEnv, Want};
 use runner::host::signals;
+use runner::session::Session;
 use runner::setup;
 use runner::spec::row::Row;
 use runner::spec::Profile;
@@ -27,9 +28,10 @@ pub const LIMITS: Limits = Limits::DEFAULT;
 /// What the trials of one harness process share.
 pub struct Shared {
     pub project: Project,
+    session: Session,
     /// The rows the trials run, whose `requires:` the venv gets.
     rows: Vec<Row>,
-    env: OnceLock<Result<PythonEnv, String>>,
+    rows_ready: OnceLock<Result<(), String>>,
     interrupted: AtomicI32,
     results: Mutex<Vec<GateResult>>,
 }
@@ -37,9 +39,11 @@ pub struct Shared {
 impl Shared {
     pub fn new(project: Project, rows: Vec<Row>) -> Self {
         Self {
+            // The environment's progress on stderr, in its own words.
+            session: Session::new(project.clone(), None).with_sink(|p| eprintln!("gates: {p}")),
             project,
             rows,
-            env: OnceLock::new(),
+            rows_ready: OnceLock::new(),
             interrupted: AtomicI32::new(0),
             results: Mutex::new(Vec::new()),
         }
@@ -60,16 +64,17 @@ impl Shared {
 
     /// The prepared interpreter, with every package the rows pin (preparing
     /// it on first use, one line on stderr; the setup lock keeps parallel
-    /// harness processes from installing twice).
+    /// harness processes from installing twice), then the session's.
     pub fn python(&self) -> Result<PythonEnv, String> {
-        self.env
+        self.rows_ready
             .get_or_init(|| {
                 setup::every_row(&self.project, Want::Any, &self.rows, &mut |line| {
                     eprintln!("gates: {line}")
                 })
-                .map(|python| PythonEnv { python })
+                .map(|_| ())
             })
-            .clone()
+            .clone()?;
+        self.session.python().cloned()
     }
 
     /// Runs `row` on `profile`; `Err` when the gate could not run at all.
@@ -85,11 +90,11 @@ impl Shared {
             .build()
             .map_err(|e| format!("cannot start the async runtime: {e}"))?;
         let ctx = GateContext {
-            project: &self.project,
+            session: &self.session,
             python: &env,
             limits: LIMITS,
         };
-        let mut quiet = |_: runner::event::Event<'_>| {};
+        let mut quiet = |_: runner::gate::event::Event<'_>| {};
         let work = run_gate(&ctx, row, profile, &mut quiet);
         match runtime.block_on(signals::until_signal(work)) {
             Ok(result) => {

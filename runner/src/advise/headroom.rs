@@ -18,15 +18,20 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::request::{SWEEP_DURATION_MAX, SWEEP_REPLIES_AT_LEAST};
 use super::NEAR_BEST;
+use crate::session::Session;
 use crate::stats::Spread;
-use crate::sweep::{self, SettingResult, Status, SweepContext, SweepPlan};
+use crate::sweep::{self, SettingResult, Status, SweepPlan};
 
 /// The settings swept.
 pub const THREADS: [u32; 3] = [1, 2, 4];
 /// Sweeps at most, while the figures disagree with question 1.
 pub const SWEEPS_AT_MOST: u32 = 3;
+
+/// A setting with fewer good replies than this cannot be read: its window
+/// is doubled, up to [`SWEEP_DURATION_MAX`], before advise gives up.
+pub const SWEEP_REPLIES_AT_LEAST: u64 = 20;
+pub const SWEEP_DURATION_MAX: std::time::Duration = std::time::Duration::from_secs(6);
 
 /// One setting's figures.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -54,7 +59,7 @@ pub struct HeadroomFigures {
     /// Its run-queue wait at one thread, as % of one core.
     pub one_thread_run_queue_pct: f64,
     pub points: Vec<Point>,
-    /// Sweeps whose medians these are (more than one when the first
+    /// Sweeps whose figures these are (more than one when the first
     /// disagreed with question 1).
     pub sweeps: u32,
 }
@@ -114,27 +119,29 @@ pub fn cores() -> usize {
 /// that is slow (no reply in the window, none failed) or has fewer than
 /// [`SWEEP_REPLIES_AT_LEAST`] good replies is measured again with its window
 /// doubled, up to [`SWEEP_DURATION_MAX`]; then it is read as it is.
-pub async fn measure(ctx: &SweepContext<'_>, plan: &SweepPlan) -> Vec<SettingResult> {
-    measure_in(ctx, plan, THREADS).await
+/// Err when the session's Python could not be prepared.
+pub async fn measure(session: &Session, plan: &SweepPlan) -> Result<Vec<SettingResult>, String> {
+    measure_in(session, plan, THREADS).await
 }
 
 /// Question 2's figures: a sweep, then, while `agrees` says the figures
 /// disagree with question 1, another in a rotated order, up to
 /// [`SWEEPS_AT_MOST`], read together by [`least_touched`]. A sweep that
-/// gives no figures ends it with its reason.
+/// gives no figures ends it with its reason; Err when the session's Python
+/// could not be prepared.
 pub async fn answer(
-    ctx: &SweepContext<'_>,
+    session: &Session,
     plan: &SweepPlan,
     cores: usize,
     agrees: &dyn Fn(&Headroom) -> bool,
-) -> Headroom {
+) -> Result<Headroom, String> {
     let mut sweeps: Vec<HeadroomFigures> = Vec::new();
     loop {
         let mut order = THREADS;
         order.rotate_left(sweeps.len() % THREADS.len());
-        let one = read(&measure_in(ctx, plan, order).await, cores);
+        let one = read(&measure_in(session, plan, order).await?, cores);
         let Some(figures) = one.figures else {
-            return one;
+            return Ok(one);
         };
         sweeps.push(figures);
         let combined = Headroom {
@@ -142,7 +149,7 @@ pub async fn answer(
             reason: String::new(),
         };
         if sweeps.len() as u32 >= SWEEPS_AT_MOST || agrees(&combined) {
-            return combined;
+            return Ok(combined);
         }
     }
 }
@@ -215,10 +222,10 @@ pub fn least_touched(sweeps: &[HeadroomFigures]) -> HeadroomFigures {
 /// [`measure`], the settings swept in `order` and returned in [`THREADS`]'
 /// order.
 async fn measure_in(
-    ctx: &SweepContext<'_>,
+    session: &Session,
     plan: &SweepPlan,
     order: [u32; 3],
-) -> Vec<SettingResult> {
+) -> Result<Vec<SettingResult>, String> {
     let mut out = Vec::new();
     for threads in order {
         let mut plan = SweepPlan {
@@ -227,7 +234,7 @@ async fn measure_in(
         };
         loop {
             let mut one = Vec::new();
-            sweep::run(ctx, &plan, &mut one, &mut |_| {}).await;
+            sweep::run(session, &plan, &mut one, &mut |_| {}).await?;
             let Some(result) = one.pop() else { break };
             let too_few = match result.status {
                 Status::Slow => true,
@@ -247,7 +254,7 @@ async fn measure_in(
     }
     out.sort_by_key(|r| r.setting.threads);
     sweep::scale(&mut out);
-    out
+    Ok(out)
 }
 
 /// Reads the sweep's settings (one per entry of [`THREADS`], in order).
