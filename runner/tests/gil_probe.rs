@@ -183,7 +183,9 @@ fn library_pools_run_on_one_thread_and_the_report_says_so() {
          \x20   return os.environ.get('OPENBLAS_NUM_THREADS')\n",
     )
     .unwrap();
-    let figures = |run: &JsonRun| run.report["figures"].clone();
+    // The instrument's own document: there whatever the verdict (a machine
+    // too busy to read the lock leaves no judged figures).
+    let figures = |run: &JsonRun| run.report["run"]["outcome"]["report"].clone();
     let run = probe_in(Some(dir.path()), &["pools:blas_threads", "--arg", "20000"]);
     let f = figures(&run);
     assert_eq!(f["result_sample"], "'1'", "{f}");
