@@ -45,7 +45,20 @@ pub fn main() -> ExitCode {
                 .unwrap_or(1),
         );
     }
-    let shared = Arc::new(Shared::new(project));
+    // Each row once (a row has a trial per server), for the venv's pins.
+    let mut rows: Vec<runner::spec::row::Row> = Vec::new();
+    for row in planned.iter().filter_map(|p| p.row.as_ref().ok()) {
+        if !rows.iter().any(|r| r.id == row.id) {
+            rows.push(row.clone());
+        }
+    }
+    let shared = Arc::new(Shared::new(project, rows));
+    if !args.list {
+        // Before libtest's first `test NAME ... ` line, so that the one line
+        // a first preparation prints stands on its own; a failure is every
+        // trial's message.
+        let _ = shared.python();
+    }
     let trials = planned
         .into_iter()
         .map(|p| trial(p, &shared, &config))

@@ -1,23 +1,24 @@
-//! Running one trial's gate through the runner library: the Python venv is
-//! prepared once per process (the first trial that runs does it; `--list`
-//! never does), each gate runs in its own current-thread tokio runtime, and
-//! SIGINT/SIGTERM during a gate drops it, which stops its servers' process
-//! groups. After a signal the remaining trials fail at once as "not run",
-//! and `main` exits 130/143.
+//! Running one trial's gate through the runner library: the Python venv,
+//! with every package the rows pin, is prepared once per process (the first
+//! trial that runs does it; `--list` never does), each gate runs in its own
+//! current-thread tokio runtime, and SIGINT/SIGTERM during a gate drops it,
+//! which stops its servers' process groups. After a signal the remaining
+//! trials fail at once as "not run", and `main` exits 130/143.
 //!
 //! Gates take turns on the machine through the runner's own lock (the
 //! session's), so several test threads are safe, only pointless.
 
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use runner::gate::result::GateResult;
 use runner::gate::{run_gate, GateContext};
 use runner::host::limits::Limits;
 use runner::host::project::Project;
-use runner::host::pyenv::PythonEnv;
+use runner::host::pyenv::{PythonEnv, Want};
 use runner::host::signals;
 use runner::session::Session;
+use runner::setup;
 use runner::spec::row::Row;
 use runner::spec::Profile;
 
@@ -28,16 +29,21 @@ pub const LIMITS: Limits = Limits::DEFAULT;
 pub struct Shared {
     pub project: Project,
     session: Session,
+    /// The rows the trials run, whose `requires:` the venv gets.
+    rows: Vec<Row>,
+    rows_ready: OnceLock<Result<(), String>>,
     interrupted: AtomicI32,
     results: Mutex<Vec<GateResult>>,
 }
 
 impl Shared {
-    pub fn new(project: Project) -> Self {
+    pub fn new(project: Project, rows: Vec<Row>) -> Self {
         Self {
             // The environment's progress on stderr, in its own words.
             session: Session::new(project.clone(), None).with_sink(|p| eprintln!("gates: {p}")),
             project,
+            rows,
+            rows_ready: OnceLock::new(),
             interrupted: AtomicI32::new(0),
             results: Mutex::new(Vec::new()),
         }
@@ -56,8 +62,18 @@ impl Shared {
         self.results.lock().map(|r| r.clone()).unwrap_or_default()
     }
 
-    /// The prepared interpreter (preparing it on first use; progress on stderr).
-    fn python(&self) -> Result<PythonEnv, String> {
+    /// The prepared interpreter, with every package the rows pin (preparing
+    /// it on first use, one line on stderr; the setup lock keeps parallel
+    /// harness processes from installing twice), then the session's.
+    pub fn python(&self) -> Result<PythonEnv, String> {
+        self.rows_ready
+            .get_or_init(|| {
+                setup::every_row(&self.project, Want::Any, &self.rows, &mut |line| {
+                    eprintln!("gates: {line}")
+                })
+                .map(|_| ())
+            })
+            .clone()?;
         self.session.python().cloned()
     }
 

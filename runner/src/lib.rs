@@ -17,6 +17,7 @@ pub mod report;
 pub mod request;
 pub mod server;
 pub mod session;
+pub mod setup;
 pub mod spec;
 pub mod stats;
 pub mod stress;

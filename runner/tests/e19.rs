@@ -75,8 +75,9 @@ fn e19_fails_when_the_server_serialises_every_view_behind_one_lock() {
 #[test]
 fn deadline_work_cannot_judge_instead_of_passing() {
     // Two /busy requests spin to a wall-clock deadline: they finish together
-    // however the GIL serialised them, so the holding control reads about
-    // 1.0x and the probe could not fail. The verdict must not be pass.
+    // however the GIL serialised them, so the holding control reads like the
+    // releasing mode (about 1.0x on a quiet machine) and the probe could not
+    // fail. The verdict must not be pass.
     let dir = tempfile::tempdir().unwrap();
     let row = edited_row(
         dir.path(),
@@ -89,7 +90,12 @@ fn deadline_work_cannot_judge_instead_of_passing() {
     let run = gate_json(&[row.to_str().unwrap()]);
     assert_eq!(run.verdict(), "cannot-judge", "{}", run.result()["reason"]);
     assert_eq!(run.code, 2);
-    assert!(run.ratio("under_test") < 1.3 && run.ratio("control") < 1.3);
+    // The modes do not separate: the gap the verdict would rest on stays
+    // under the row's 0.5. (Interleaved trials share the machine's noise, so
+    // this holds beside other work, where each ratio alone may rise above
+    // 1.3; its twin, real work, separates by about 1.0 in every E19 test.)
+    let gap = run.ratio("control") - run.ratio("under_test");
+    assert!(gap.abs() < 0.5, "gap {gap:.2}: {}", run.reason());
     // No verdict rests on work the runner cannot verify; where the machine
     // let the wall ratios be read, the control did not separate either.
     let reason = run.result()["reason"].as_str().unwrap();

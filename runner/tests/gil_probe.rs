@@ -168,6 +168,53 @@ fn a_setup_runs_per_thread_and_returns_the_call() {
 }
 
 #[test]
+fn library_pools_run_on_one_thread_and_the_report_says_so() {
+    // A BLAS pool that asks for every core leaves the spinner none (GIL-numpy
+    // read "no free core" beside two burst loads); the question is the GIL,
+    // so the probe caps the pools, and the call itself sees the cap.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("pools.py"),
+        "import os\n\
+         def blas_threads(n):\n\
+         \x20   s = 0\n\
+         \x20   for i in range(n):\n\
+         \x20       s += i\n\
+         \x20   return os.environ.get('OPENBLAS_NUM_THREADS')\n",
+    )
+    .unwrap();
+    // The instrument's own document: there whatever the verdict (a machine
+    // too busy to read the lock leaves no judged figures).
+    let figures = |run: &JsonRun| run.report["run"]["outcome"]["report"].clone();
+    let run = probe_in(Some(dir.path()), &["pools:blas_threads", "--arg", "20000"]);
+    let f = figures(&run);
+    assert_eq!(f["result_sample"], "'1'", "{f}");
+    let note = f["instrument_note"].as_str().unwrap();
+    assert!(note.contains("library pools at one thread"), "{note}");
+    // Its twin: a pool the caller sized is left as set, and said so.
+    let mut cmd = runner();
+    let out = cmd
+        .current_dir(dir.path())
+        .env("OPENBLAS_NUM_THREADS", "3")
+        .args([
+            "gil-probe",
+            "pools:blas_threads",
+            "--arg",
+            "20000",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let f = figures(&json_run(out));
+    assert_eq!(f["result_sample"], "'3'", "{f}");
+    let note = f["instrument_note"].as_str().unwrap();
+    assert!(
+        note.contains("library pools as set: OPENBLAS_NUM_THREADS=3"),
+        "{note}"
+    );
+}
+
+#[test]
 fn a_call_that_raises_cannot_be_judged() {
     let run = probe(&["operator:truediv", "--arg", "1", "--arg", "0"]);
     assert_eq!(verdict(&run), "cannot-judge");
@@ -281,10 +328,9 @@ fn bad_flags_are_refused_with_the_flag_named() {
     }
 }
 
-/// Needs python-libzim 3.13.1 in .gates/venv, which `runner prepare --rows
-/// all` installs (the GIL-libzim row's `requires:`; .ci/run does it before
-/// the tests): without it the run is not applicable and the reason names
-/// the install command.
+/// Needs python-libzim 3.13.1 in .gates/venv, which the tests install with
+/// every row's `requires:` (as `runner prepare --rows all` does): without it
+/// the run is not applicable and the reason names the install command.
 #[test]
 fn libzim_3_13_1_search_holds() {
     let run = probe(&["--setup", "zimsearch:setup", "--expect", "holds"]);

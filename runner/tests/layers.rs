@@ -32,6 +32,8 @@ const LAYERS: &[&[&str]] = &[
     &["probe", "load"],
     // Reading a row needs the probe registry.
     &["spec::row"],
+    // The venv ready for a set of rows (their `requires:`).
+    &["setup"],
     &["sweep"],
     &["advise"],
     &["gate"],

@@ -2,7 +2,7 @@
 //! reproduce the model card's similarities, and the check must fail for a
 //! corrupted weight and for padding without the mask (the twins live in
 //! fixtures/modelapp/test_minilm.py, run here in the runner's venv, where
-//! `runner prepare --rows all` installed the model rows' pins, as CI does),
+//! the tests prepare with every row's pins, `runner prepare --rows all`'s),
 //! and the numba views (minilm_numba.py) give the same reply, the holding
 //! one keeping the GIL through its call and its nogil twin not. The first
 //! run on a machine compiles the numba views into the venv's cache
@@ -17,12 +17,8 @@ use common::root;
 
 #[test]
 fn the_similarity_check_passes_on_the_real_weights_and_fails_on_corrupted_ones() {
+    common::every_row_ready();
     let python = root().join(".gates/venv/bin/python");
-    assert!(
-        python.exists(),
-        "no {}: run `runner prepare --rows all` first (CI does)",
-        python.display()
-    );
     let out = std::process::Command::new(&python)
         .args(["-m", "unittest", "-v", "test_minilm"])
         .current_dir(root().join("fixtures/modelapp"))

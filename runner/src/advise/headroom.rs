@@ -5,16 +5,28 @@
 //! thread: waiting for a core still counts, so a busy machine cannot make
 //! a parallel library look serial), the machine's cores, and req/s scaling
 //! against one thread.
+//!
+//! The settings are swept one after another, so a neighbour's burst can
+//! land on one setting and not the next: beside two burst loads one thread
+//! of a view that already fills both cores read 1.63x slower than two. When
+//! the figures disagree with question 1, the sweep is repeated (at most
+//! [`SWEEPS_AT_MOST`] times, its order rotated, so every setting meets more
+//! of the machine's moments) and each setting keeps the figures least
+//! touched by noise, which only takes away: its best req/s and its least
+//! run-queue wait (on-CPU: the median). `sweeps` says how many there were.
 
 use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::NEAR_BEST;
 use crate::session::Session;
+use crate::stats::Spread;
 use crate::sweep::{self, SettingResult, Status, SweepPlan};
 
 /// The settings swept.
 pub const THREADS: [u32; 3] = [1, 2, 4];
+/// Sweeps at most, while the figures disagree with question 1.
+pub const SWEEPS_AT_MOST: u32 = 3;
 
 /// A setting with fewer good replies than this cannot be read: its window
 /// is doubled, up to [`SWEEP_DURATION_MAX`], before advise gives up.
@@ -47,6 +59,9 @@ pub struct HeadroomFigures {
     /// Its run-queue wait at one thread, as % of one core.
     pub one_thread_run_queue_pct: f64,
     pub points: Vec<Point>,
+    /// Sweeps whose figures these are (more than one when the first
+    /// disagreed with question 1).
+    pub sweeps: u32,
 }
 
 impl HeadroomFigures {
@@ -106,8 +121,113 @@ pub fn cores() -> usize {
 /// doubled, up to [`SWEEP_DURATION_MAX`]; then it is read as it is.
 /// Err when the session's Python could not be prepared.
 pub async fn measure(session: &Session, plan: &SweepPlan) -> Result<Vec<SettingResult>, String> {
+    measure_in(session, plan, THREADS).await
+}
+
+/// Question 2's figures: a sweep, then, while `agrees` says the figures
+/// disagree with question 1, another in a rotated order, up to
+/// [`SWEEPS_AT_MOST`], read together by [`least_touched`]. A sweep that
+/// gives no figures ends it with its reason; Err when the session's Python
+/// could not be prepared.
+pub async fn answer(
+    session: &Session,
+    plan: &SweepPlan,
+    cores: usize,
+    agrees: &dyn Fn(&Headroom) -> bool,
+) -> Result<Headroom, String> {
+    let mut sweeps: Vec<HeadroomFigures> = Vec::new();
+    loop {
+        let mut order = THREADS;
+        order.rotate_left(sweeps.len() % THREADS.len());
+        let one = read(&measure_in(session, plan, order).await?, cores);
+        let Some(figures) = one.figures else {
+            return Ok(one);
+        };
+        sweeps.push(figures);
+        let combined = Headroom {
+            figures: Some(least_touched(&sweeps)),
+            reason: String::new(),
+        };
+        if sweeps.len() as u32 >= SWEEPS_AT_MOST || agrees(&combined) {
+            return Ok(combined);
+        }
+    }
+}
+
+/// `sweeps` (each with one point per entry of [`THREADS`], in order) as
+/// one: per setting the best req/s, the least run-queue wait and the median
+/// on-CPU share; scaling against the best one-thread req/s.
+pub fn least_touched(sweeps: &[HeadroomFigures]) -> HeadroomFigures {
+    let spread = |v: Vec<f64>| {
+        Spread::of(&v).unwrap_or(Spread {
+            median: 0.0,
+            min: 0.0,
+            max: 0.0,
+        })
+    };
+    let spread_opt = |v: Vec<Option<f64>>| -> Option<Spread> {
+        let v: Vec<f64> = v.into_iter().collect::<Option<_>>()?;
+        Spread::of(&v)
+    };
+    let first = &sweeps[0];
+    let mut points: Vec<Point> = first
+        .points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let at = |f: &dyn Fn(&Point) -> f64| -> Vec<f64> {
+                sweeps.iter().map(|s| f(&s.points[i])).collect()
+            };
+            let at_opt = |f: &dyn Fn(&Point) -> Option<f64>| -> Vec<Option<f64>> {
+                sweeps.iter().map(|s| f(&s.points[i])).collect()
+            };
+            Point {
+                threads: p.threads,
+                requests_per_s: spread(at(&|p| p.requests_per_s)).max,
+                scaling: 0.0,
+                cpu_pct: spread_opt(at_opt(&|p| p.cpu_pct)).map(|s| s.median),
+                run_queue_pct: spread_opt(at_opt(&|p| p.run_queue_pct)).map(|s| s.min),
+                window_s: at(&|p| p.window_s).iter().sum(),
+                warmup_s: p.warmup_s,
+                threads_reached: sweeps
+                    .iter()
+                    .filter_map(|s| s.points[i].threads_reached)
+                    .min(),
+            }
+        })
+        .collect();
+    let base = points
+        .iter()
+        .find(|p| p.threads == 1)
+        .map_or(0.0, |p| p.requests_per_s);
+    for p in &mut points {
+        p.scaling = if base > 0.0 {
+            p.requests_per_s / base
+        } else {
+            0.0
+        };
+    }
+    HeadroomFigures {
+        cores: first.cores,
+        one_thread_cpu_pct: spread(sweeps.iter().map(|s| s.one_thread_cpu_pct).collect()).median,
+        one_thread_run_queue_pct: spread(
+            sweeps.iter().map(|s| s.one_thread_run_queue_pct).collect(),
+        )
+        .min,
+        points,
+        sweeps: sweeps.len() as u32,
+    }
+}
+
+/// [`measure`], the settings swept in `order` and returned in [`THREADS`]'
+/// order.
+async fn measure_in(
+    session: &Session,
+    plan: &SweepPlan,
+    order: [u32; 3],
+) -> Result<Vec<SettingResult>, String> {
     let mut out = Vec::new();
-    for threads in THREADS {
+    for threads in order {
         let mut plan = SweepPlan {
             threads: vec![threads],
             ..plan.clone()
@@ -132,6 +252,7 @@ pub async fn measure(session: &Session, plan: &SweepPlan) -> Result<Vec<SettingR
             break;
         }
     }
+    out.sort_by_key(|r| r.setting.threads);
     sweep::scale(&mut out);
     Ok(out)
 }
@@ -198,6 +319,7 @@ pub fn read(settings: &[SettingResult], cores: usize) -> Headroom {
             one_thread_cpu_pct: one.cpu_pct,
             one_thread_run_queue_pct: one.run_queue_pct,
             points,
+            sweeps: 1,
         }),
         reason: String::new(),
     }

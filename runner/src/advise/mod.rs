@@ -98,8 +98,9 @@ impl Advice {
 /// One request in flight asking for at least this share of every core
 /// counts as the library filling the machine.
 pub const FILLS_SHARE: f64 = 0.75;
-/// A view whose handler thread, serving back to back, is on a CPU less than
-/// this share of the time waits rather than computes.
+/// A view whose handler thread, serving back to back, is on a CPU or
+/// waiting for one less than this share of the time waits rather than
+/// computes.
 pub const WAITS_CPU_SHARE: f64 = 0.25;
 /// Threads "help" when a setting reaches this share of the best req/s.
 pub const NEAR_BEST: f64 = 0.9;
@@ -120,16 +121,19 @@ pub fn decide(q1: &GilAnswer, q2: &headroom::Headroom) -> Result<(Advice, String
         .as_ref()
         .ok_or_else(|| format!("question 2 (is there headroom?): {}", q2.reason))?;
     let cores = fig.cores as f64;
-    let one = fig.one_thread_cpu_pct / 100.0;
     // The GIL probe says releases for a call that sleeps too; the sweep's
-    // one handler thread, serving back to back, says whether it computes.
-    let waits = work == Work::Waits || (work == Work::Releases && one < WAITS_CPU_SHARE);
+    // one handler thread, serving back to back, says whether it computes:
+    // on a CPU or waiting for one (a busy machine starves a computing
+    // thread of CPU, never makes it sleep: beside other work the releasing
+    // view's one thread was on a CPU 14% of the time and read as waiting).
+    let runnable = fig.one_thread_demand();
+    let waits = work == Work::Waits || (work == Work::Releases && runnable < WAITS_CPU_SHARE);
     if waits {
         return Ok((
             Advice::Pool,
             format!(
-                "the view waits in a syscall: one request keeps its thread on a CPU {:.0}% of the time, so threads overlap the waits (req/s against one thread: {}); the pool is built for this",
-                one * 100.0,
+                "the view waits in a syscall: one request keeps its thread on a CPU or waiting for one {:.0}% of the time, so threads overlap the waits (req/s against one thread: {}); the pool is built for this",
+                runnable * 100.0,
                 scaling_list(fig)
             ),
         ));
@@ -298,6 +302,7 @@ mod tests {
                         threads_reached: None,
                     })
                     .collect(),
+                sweeps: 1,
             }),
             reason: String::new(),
         }
@@ -382,5 +387,67 @@ mod tests {
     fn the_schema_names_the_advice() {
         let s = report_schema();
         assert!(s.contains("AdviceReport") && s.contains("remainder"), "{s}");
+    }
+
+    #[test]
+    fn sweeps_that_disagree_are_read_by_their_least_touched_figures() {
+        // An already parallel view (one request asks for 1.9 of 2 cores):
+        // the first sweep's one thread met a burst (1.63x at two threads),
+        // the second's did not.
+        let q1 = GilAnswer {
+            work: Some(Work::Releases),
+            source: String::new(),
+            headline: String::new(),
+            reason: String::new(),
+            pair: None,
+            call: None,
+        };
+        let noisy = q2(150.0, 40.0, &[(1, 30.0), (2, 49.0), (4, 50.0)]);
+        let quiet = q2(160.0, 30.0, &[(1, 48.0), (2, 50.0), (4, 49.0)]);
+        assert!(decide(&q1, &noisy)
+            .unwrap_err()
+            .contains("figures disagree"));
+        let both = headroom::least_touched(&[
+            noisy.figures.clone().unwrap(),
+            quiet.figures.clone().unwrap(),
+        ]);
+        assert_eq!(both.sweeps, 2);
+        assert_eq!(both.points[0].requests_per_s, 48.0);
+        assert!((both.scaling_at(2).unwrap() - 50.0 / 48.0).abs() < 1e-9);
+        assert_eq!(both.one_thread_run_queue_pct, 30.0);
+        let h = Headroom {
+            figures: Some(both),
+            reason: String::new(),
+        };
+        assert_eq!(decide(&q1, &h).unwrap().0, Advice::Remainder);
+        // Its twin: two sweeps that both read 1.63x still disagree.
+        let again =
+            headroom::least_touched(&[noisy.figures.clone().unwrap(), noisy.figures.unwrap()]);
+        let h = Headroom {
+            figures: Some(again),
+            reason: String::new(),
+        };
+        assert!(decide(&q1, &h).unwrap_err().contains("figures disagree"));
+    }
+
+    #[test]
+    fn a_computing_thread_starved_of_cpu_is_not_read_as_waiting() {
+        let releases = GilAnswer {
+            work: Some(Work::Releases),
+            source: String::new(),
+            headline: String::new(),
+            reason: String::new(),
+            pair: None,
+            call: None,
+        };
+        // Beside other work: on a CPU 14% of the time, queued for one 70%.
+        let busy = q2(14.0, 70.0, &[(1, 10.0), (2, 15.2), (4, 23.5)]);
+        let (advice, reason) = decide(&releases, &busy).unwrap();
+        assert_eq!(advice, Advice::Threads { threads: 4 }, "{reason}");
+        // Its twin: a thread that sleeps is neither on a CPU nor queued.
+        let sleeps = q2(10.0, 2.0, &[(1, 10.0), (2, 19.0), (4, 37.0)]);
+        let (advice, reason) = decide(&releases, &sleeps).unwrap();
+        assert_eq!(advice, Advice::Pool, "{reason}");
+        assert!(reason.contains("12% of the time"), "{reason}");
     }
 }

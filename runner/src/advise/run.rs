@@ -50,8 +50,9 @@ pub async fn advise(
         }
     };
     on(Question::Headroom);
-    let settings = headroom::measure(session, &plan.headroom).await?;
-    let q2 = headroom::read(&settings, headroom::cores());
+    // Swept again while its figures disagree with question 1's answer.
+    let agrees = |q2: &headroom::Headroom| q1.work.is_none() || super::decide(&q1, q2).is_ok();
+    let q2 = headroom::answer(session, &plan.headroom, headroom::cores(), &agrees).await?;
     Ok(AdviceReport::new(
         profile.name.clone(),
         plan.headroom.app.clone(),

@@ -8,6 +8,7 @@ use std::path::Path;
 use runner::host::project::Project;
 use runner::host::pyenv;
 use runner::host::requires;
+use runner::setup;
 
 use super::{unusable, Finish};
 
@@ -56,12 +57,8 @@ fn install_row_requirements(
 ) -> Result<(), String> {
     let rows =
         runner::spec::row::resolve_rows(&project.specs_dir(), rows).map_err(|e| e.to_string())?;
-    let pins: Vec<(String, Vec<requires::Requirement>)> = rows
-        .iter()
-        .map(|row| (row.id.clone(), row.plan.requires()))
-        .collect();
-    let wanted = requires::gather(pins.iter().map(|(id, r)| (id.as_str(), &r[..])))?;
-    let missing = requires::missing(python, &wanted).map_err(|e| e.to_string())?;
+    let wanted = setup::wanted(&rows)?;
+    let missing = setup::missing(python, &wanted)?;
     if missing.is_empty() {
         if !wanted.is_empty() {
             let pins: Vec<String> = wanted.iter().map(|r| r.written()).collect();
@@ -84,9 +81,7 @@ fn install_row_requirements(
         python.display(),
         what.join(", ")
     );
-    let log = project.state_dir().join("prepare-rows.log");
-    requires::install(python, &pins, &log)
-        .map_err(|e| format!("{e} (pip's output: {})", log.display()))?;
+    setup::install(project, python, &pins)?;
     println!("row requirements: {} (installed now)", what.join(", "));
     Ok(())
 }

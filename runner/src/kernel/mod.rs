@@ -7,5 +7,6 @@ pub mod control;
 pub mod noise;
 pub mod pairs;
 pub mod pss;
+pub mod quiet;
 pub mod schedstat;
 pub mod witness;

@@ -3,10 +3,17 @@
 //!
 //! Tests run in parallel; the runner itself makes gates take turns on the
 //! machine (`.gates/measure.lock`), so their figures do not disturb each other.
+//!
+//! The first `runner()` of a test process makes the venv ready for every
+//! row in specs/ (the servers and each row's `requires:`), so that
+//! `cargo test --workspace` on a fresh clone needs no step before it; the
+//! runner's setup lock makes parallel test processes prepare it once.
 
 #![allow(dead_code)]
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -18,8 +25,27 @@ pub fn root() -> PathBuf {
         .to_path_buf()
 }
 
-/// `runner` run from the project root.
+/// The venv ready for every row (see the module's note); panics with the
+/// reason if it cannot be made ready.
+pub fn every_row_ready() {
+    static READY: OnceLock<()> = OnceLock::new();
+    READY.get_or_init(|| {
+        let project = runner::host::project::Project::checkout(root());
+        let rows = runner::spec::row::resolve_rows(&project.specs_dir(), &["all".to_string()])
+            .unwrap_or_else(|e| panic!("specs/: {e}"));
+        // Straight to stderr: libtest captures print! and eprint! only, and
+        // the line should show the first time, whichever test asks.
+        let mut say = |line: &str| {
+            let _ = writeln!(std::io::stderr(), "tests: {line}");
+        };
+        runner::setup::every_row(&project, runner::host::pyenv::Want::All, &rows, &mut say)
+            .unwrap_or_else(|e| panic!("cannot prepare the venv for the tests: {e}"));
+    });
+}
+
+/// `runner` run from the project root, with the venv ready for every row.
 pub fn runner() -> Command {
+    every_row_ready();
     let mut cmd = Command::cargo_bin("runner").unwrap();
     cmd.current_dir(root())
         .timeout(std::time::Duration::from_secs(600));

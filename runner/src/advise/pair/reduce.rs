@@ -208,6 +208,7 @@ mod tests {
             broken: None,
             peer_port_byte_swapped: false,
             witness_unavailable: None,
+            quiet: Default::default(),
         }
     }
 

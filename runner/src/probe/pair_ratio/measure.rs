@@ -39,6 +39,7 @@ use crate::host::limits::Limits;
 use crate::http::reply;
 use crate::http::{Connection, HttpError, Reply};
 use crate::kernel::control::{CapacityControl, ControlError, ControlSample};
+use crate::kernel::quiet::{QuietWaits, QuietWindow};
 use crate::kernel::schedstat::{self, Availability, Snapshot};
 use crate::kernel::witness::{self, Witness};
 use crate::probe::seeds::Seeds;
@@ -86,6 +87,9 @@ pub struct PairRatioRun {
     /// Why there is no scheduler witness (not Linux, frozen counters);
     /// None when every pair was witnessed.
     pub witness_unavailable: Option<String>,
+    /// Each mode's single-and-pair started in a quiet moment where one came
+    /// within a bounded wait (`kernel/quiet.rs`): how the waits went.
+    pub quiet: QuietWaits,
 }
 
 /// Two kept-alive connections to one server, and the worker each landed on.
@@ -327,6 +331,7 @@ pub async fn run(
         broken: None,
         peer_port_byte_swapped: false,
         witness_unavailable: None,
+        quiet: QuietWaits::default(),
     };
     let args = RunArgs {
         targets,
@@ -440,9 +445,12 @@ async fn run_into(
     let mut threads: [std::collections::BTreeSet<(Option<u32>, u64)>; 2] = Default::default();
     let mut pids: [std::collections::BTreeSet<u32>; 2] = Default::default();
     let mut trials = TrialLoop::new(args.trials);
+    let mut quiet = QuietWindow::new(std::thread::available_parallelism().map_or(1, |n| n.get()));
     while let Some(trial) = trials.next(|| settled(out)) {
         for slot in trial.order() {
             let mode = modes[slot];
+            quiet.wait().await;
+            out.quiet = quiet.waits.clone();
             let single = s.single(slot, mode, (trial.index % 2) as usize).await?;
             let reading = s.pair(slot, mode).await?;
             for (pid, tid) in reading.served {

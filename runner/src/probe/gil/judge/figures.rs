@@ -114,7 +114,8 @@ pub struct GilFigures {
     #[serde(default)]
     pub alone: Option<AloneFigures>,
     pub controls: ControlFigures,
-    /// Median over every round of the spinner's share on the run queue.
+    /// Median over the rounds with a reading of the spinner's share on the
+    /// run queue.
     pub runqueue: Option<f64>,
     pub bounds: GilBounds,
     pub python: PythonFacts,
@@ -185,6 +186,26 @@ pub fn figures(plan: &GilPlan, report: &InstrumentReport) -> Result<GilFigures, 
             })
             .filter(|v| v.is_finite())
             .collect();
+        // Every round ran, and each was read off the run queue or caught
+        // the spinner queued at its edge: a saturated machine, not a broken
+        // instrument (beside two burst loads every GIL row once said
+        // "broken" here).
+        let queued = |r: &&RoundFigure| {
+            r.settled == Some(false) || r.runqueue.is_some_and(|q| q > plan.bounds.runqueue_at_most)
+        };
+        if rows.len() >= plan.rounds as usize && readings.is_empty() && rows.iter().all(queued) {
+            let rq: Vec<f64> = rows.iter().filter_map(|r| r.runqueue).collect();
+            let waited = median(&rq).map_or(String::new(), |m| {
+                format!(" (a median {m:.2} of each round)")
+            });
+            return Err(format!(
+                "no free core: none of the {} rounds of arm {name} had a reading: the spinner waited for \
+                 a CPU more than {:.2} of the round{waited} or was still queued at its edge, too little \
+                 left to read the lock from; run it on a quieter machine",
+                rows.len(),
+                plan.bounds.runqueue_at_most
+            ));
+        }
         if rows.len() < plan.rounds as usize || readings.is_empty() {
             return Err(format!(
                 "the probe returned {} rounds of arm {name} ({} with a reading), expected {} (a \
@@ -250,9 +271,17 @@ pub fn figures(plan: &GilPlan, report: &InstrumentReport) -> Result<GilFigures, 
         holds_half: arm(HOLDS_HALF, control(HOLDS_HALF))?,
         holds_all: arm(HOLDS_ALL, control(HOLDS_ALL))?,
     };
-    let all_rq: Vec<f64> = report
+    // Over the rounds with a reading: a round queued past the bound has
+    // none already, and counting it again here vetoed runs whose extra
+    // rounds had found enough readable ones (the controls as designed,
+    // every reading within the bound, the median of all rounds 0.72).
+    let read_rq: Vec<f64> = report
         .rounds_figures
         .iter()
+        .filter(|r| match instrument {
+            Instrument::Schedstat => r.blocked.is_some(),
+            Instrument::Iterations => r.loss.is_some(),
+        })
         .filter_map(|r| r.runqueue)
         .filter(|v| v.is_finite())
         .collect();
@@ -267,7 +296,7 @@ pub fn figures(plan: &GilPlan, report: &InstrumentReport) -> Result<GilFigures, 
         call,
         alone: report.alone.clone(),
         controls,
-        runqueue: median(&all_rq),
+        runqueue: median(&read_rq),
         bounds: plan.bounds,
         python: report.python.clone(),
         result_sample: report.result_sample.clone(),

@@ -181,6 +181,37 @@ fn a_reading_between_the_bounds_is_ambiguous() {
 }
 
 #[test]
+fn rounds_without_a_reading_do_not_veto_the_ones_with_one() {
+    // Five more rounds, each queued past the bound (no reading): the five
+    // readable ones and the controls decide, as the extra rounds intend.
+    let mut r = report(0.01, 0.99, CONTROLS);
+    let extra: Vec<_> = r
+        .rounds_figures
+        .iter()
+        .cloned()
+        .map(|mut f| {
+            f.round += 5;
+            f.blocked = None;
+            f.runqueue = Some(0.9);
+            f
+        })
+        .collect();
+    for f in &mut r.rounds_figures {
+        f.runqueue = Some(0.5);
+    }
+    r.rounds_figures.extend(extra);
+    r.rounds_run = Some(10);
+    let j = judge(&plan(None), &run(r.clone()));
+    assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
+    // Its twin: readings taken while queued past the bound are not trusted.
+    for f in r.rounds_figures.iter_mut().filter(|f| f.blocked.is_some()) {
+        f.runqueue = Some(0.8);
+    }
+    let j = judge(&plan(None), &run(r));
+    assert!(j.reason.starts_with("no free core"), "{}", j.reason);
+}
+
+#[test]
 fn a_saturated_machine_and_a_missing_gil_cannot_be_judged() {
     let mut r = report(0.01, 0.99, CONTROLS);
     for f in &mut r.rounds_figures {
@@ -254,6 +285,33 @@ fn rounds_without_a_reading_are_a_saturated_machine() {
         j.reason
     );
     assert!(j.figures.is_some());
+}
+
+#[test]
+fn an_arm_queued_for_a_core_in_every_round_is_no_free_core_not_a_broken_instrument() {
+    let mut r = report(0.01, 0.99, CONTROLS);
+    for f in r.rounds_figures.iter_mut().filter(|f| f.arm == HOLDS_ALL) {
+        f.blocked = None;
+        f.runqueue = Some(0.8);
+    }
+    let j = judge(&plan(None), &run(r));
+    assert_eq!(j.verdict, Verdict::CannotJudge);
+    assert!(
+        j.reason
+            .starts_with("no free core: none of the 5 rounds of arm holds-all had a reading"),
+        "{}",
+        j.reason
+    );
+    assert!(j.reason.contains("a median 0.80"), "{}", j.reason);
+    // Its twin: no reading in rounds the spinner was free to run in is
+    // the instrument's fault, and says so.
+    let mut r = report(0.01, 0.99, CONTROLS);
+    for f in r.rounds_figures.iter_mut().filter(|f| f.arm == HOLDS_ALL) {
+        f.blocked = None;
+        f.runqueue = Some(0.1);
+    }
+    let j = judge(&plan(None), &run(r));
+    assert!(j.reason.contains("a broken instrument"), "{}", j.reason);
 }
 
 #[test]

@@ -62,6 +62,7 @@ fn run(p: &PairRatioPlan, under: f64, control: f64, capacity: f64, trials: usize
         broken: None,
         peer_port_byte_swapped: false,
         witness_unavailable: None,
+        quiet: Default::default(),
     }
 }
 
