@@ -116,6 +116,7 @@ mod tests {
             unseen,
             appeared: 0,
             vanished: 0,
+            sampled: None,
         }
     }
 

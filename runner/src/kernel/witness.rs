@@ -19,6 +19,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::kernel::portable::SampledFacts;
 use crate::kernel::schedstat::{GroupDelta, TaskDelta};
 
 /// One serving thread over the pair.
@@ -63,6 +64,10 @@ pub struct Witness {
     /// last figures are lost, so P is then a lower bound).
     pub appeared: usize,
     pub vanished: usize,
+    /// Where the portable reading took the pair (`kernel/portable`): its
+    /// samples and the host's idle cores; None for the accounting's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampled: Option<SampledFacts>,
 }
 
 impl Witness {
@@ -223,6 +228,7 @@ pub fn witness(delta: &GroupDelta, serving_tids: &[i32]) -> Witness {
         unseen,
         appeared: delta.appeared,
         vanished: delta.vanished,
+        sampled: None,
     }
 }
 

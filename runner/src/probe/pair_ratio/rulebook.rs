@@ -270,7 +270,7 @@ pub fn rule(view: &Medians, control: &Medians, rules: &Rules) -> Ruling {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// E19's rules, from the row itself.
