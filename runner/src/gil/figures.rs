@@ -180,7 +180,7 @@ pub fn figures(plan: &GilPlan, report: &InstrumentReport) -> Result<GilFigures, 
         let readings: Vec<f64> = rows
             .iter()
             .filter_map(|r| match instrument {
-                Instrument::Schedstat => r.blocked,
+                Instrument::Schedstat | Instrument::Sampled => r.blocked,
                 Instrument::Iterations => r.loss,
             })
             .filter(|v| v.is_finite())

@@ -198,6 +198,27 @@ fn decide(plan: &GilPlan, mut figures: GilFigures) -> GilJudgement {
             "no verdict: the reading is ambiguous".into(),
         );
     };
+    // Lost iterations cannot tell a busy core from a held GIL: a call that
+    // keeps more than a core busy on its own (a BLAS pool) takes the
+    // spinner's core, and the spinner loses iterations it would lose to a
+    // held lock. A release stands (noise only takes iterations away).
+    if let (Instrument::Iterations, Expect::Holds, Some(cores)) =
+        (figures.instrument, answer, alone_cores(&figures))
+    {
+        if cores > LOST_ITERATIONS_ALONE_CORES_AT_MOST {
+            let reason = format!(
+                "the spinner lost {value:.2} of its time, but the call alone keeps {cores:.2} cores \
+                 busy (its library's own threads), so lost iterations cannot tell a core it took \
+                 from a held GIL; {controls_line} read as designed. The scheduler witness \
+                 (--witness on or portable) reads the spinner's state and can"
+            );
+            return cannot(
+                figures,
+                reason,
+                "no verdict: the call fills the spinner's core".into(),
+            );
+        }
+    }
     figures.answer = Some(answer);
     let call = &figures.call;
     let (side, bound, margin) = match answer {
@@ -225,7 +246,7 @@ fn decide(plan: &GilPlan, mut figures: GilFigures) -> GilJudgement {
     let facts = format!(
         "the spinner {} {value:.2} of its time ({} {bound}); {controls_line} read as designed",
         match figures.instrument {
-            Instrument::Schedstat => "was blocked",
+            Instrument::Schedstat | Instrument::Sampled => "was blocked",
             Instrument::Iterations => "lost",
         },
         answer.name()
@@ -251,6 +272,8 @@ fn decide(plan: &GilPlan, mut figures: GilFigures) -> GilJudgement {
         figures.rounds_run,
         match figures.instrument {
             Instrument::Schedstat => "kernel accounting (schedstat)".to_string(),
+            Instrument::Sampled =>
+                "portable witness (the spinner's run state sampled, its on-CPU time)".to_string(),
             Instrument::Iterations =>
                 "fallback instrument (lost iterations), trusted because the controls separated"
                     .to_string(),
@@ -263,6 +286,18 @@ fn decide(plan: &GilPlan, mut figures: GilFigures) -> GilJudgement {
         headline: headline(&figures),
         figures: Some(figures),
     }
+}
+
+/// The most cores the call may keep busy alone for lost iterations to
+/// read a hold: one core is the worker's own, and a quarter over it is the
+/// interpreter's own helpers. A BLAS pool on two cores reads about 2.
+pub const LOST_ITERATIONS_ALONE_CORES_AT_MOST: f64 = 1.25;
+
+/// The cores the call keeps busy alone (process CPU over wall, timed
+/// before the spinner started); None where the instrument did not time it.
+fn alone_cores(f: &GilFigures) -> Option<f64> {
+    let a = f.alone.as_ref()?;
+    (a.call_us > 0.0).then(|| a.cpu_us / a.call_us)
 }
 
 /// Rounds with a reading each arm needs: a majority, and at least three.
@@ -317,7 +352,8 @@ fn judged_figures(
 mod tests {
     use super::*;
     use crate::gil::instrument::{
-        InstrumentReport, ProbeErrorInfo, PythonFacts, RoundFigure, ScaleReport, ScaleRow,
+        AloneFigures, InstrumentReport, ProbeErrorInfo, PythonFacts, RoundFigure, ScaleReport,
+        ScaleRow,
     };
     use crate::gil::plan::GilBlock;
 
@@ -350,6 +386,8 @@ mod tests {
             oncpu: Some(1.0 - blocked),
             loss: None,
             settled: Some(true),
+            t0: None,
+            t1: None,
         }
     }
 
@@ -385,6 +423,8 @@ mod tests {
             scale: None,
             error: None,
             elapsed_s: Some(1.5),
+            spinner_tid: None,
+            spinner_samples: None,
         }
     }
 
@@ -617,6 +657,44 @@ mod tests {
             "{}",
             j.confidence
         );
+    }
+
+    /// Lost iterations with the call alone keeping `cores` busy.
+    fn lost(call: f64, cores: f64) -> InstrumentReport {
+        let mut r = report(call, 0.99, CONTROLS);
+        r.instrument = Some(Instrument::Iterations);
+        for f in &mut r.rounds_figures {
+            f.loss = f.blocked;
+            f.blocked = None;
+            f.runqueue = None;
+        }
+        r.alone = Some(AloneFigures {
+            calls: 10,
+            call_us: 68_000.0,
+            cpu_us: 68_000.0 * cores,
+        });
+        r
+    }
+
+    #[test]
+    fn lost_iterations_do_not_read_a_hold_from_a_call_that_fills_the_cores() {
+        // A matrix product whose BLAS pool keeps two cores busy alone: the
+        // spinner lost 0.32, as it would to a held GIL (issue 24: 5 wrong
+        // in 19). Cannot judge, never "holds".
+        let j = judge(&plan(Some(Expect::Releases)), &run(lost(0.32, 2.0)));
+        assert_eq!(j.verdict, Verdict::CannotJudge, "{}", j.reason);
+        assert!(
+            j.reason.contains("cannot tell a core it took"),
+            "{}",
+            j.reason
+        );
+        // Twins: the same loss from a call that keeps one core busy is a
+        // hold (a fail against `releases`), and a release from the
+        // pool-filling call stands (noise only takes iterations away).
+        let j = judge(&plan(Some(Expect::Releases)), &run(lost(0.32, 1.0)));
+        assert_eq!(j.verdict, Verdict::Fail, "{}", j.reason);
+        let j = judge(&plan(Some(Expect::Releases)), &run(lost(0.02, 2.0)));
+        assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
     }
 
     #[test]

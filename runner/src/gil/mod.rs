@@ -10,6 +10,8 @@
 //! - [`instrument`]: [`measure`] runs the instrument in its own process
 //!   group with a bounded wait and returns a [`GilRun`] (its document, or why
 //!   there is none);
+//! - [`sampled`]: the portable reading (the spinner's run state sampled
+//!   from outside, `--witness portable` and macOS) reduced to round figures;
 //! - [`figures`]: the instrument's report reduced to figures;
 //! - [`judge()`]: releases / holds / cannot judge, a pure function of the plan
 //!   and the run (the rules; their words beside them, the run's own
@@ -23,6 +25,7 @@ pub mod judge;
 pub mod plan;
 pub mod render;
 pub mod requires;
+pub mod sampled;
 pub mod stages;
 mod words;
 

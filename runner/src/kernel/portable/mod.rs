@@ -152,9 +152,8 @@ pub struct PairSampler {
 /// What the sampling thread hands back.
 struct Sampled {
     tasks: Vec<os::Task>,
-    runnable: Vec<u32>,
-    samples: Vec<u32>,
-    rounds: u32,
+    /// Per round, per task: runnable, asleep, or unread.
+    states: Vec<Vec<Option<bool>>>,
 }
 
 impl PairSampler {
@@ -198,13 +197,15 @@ impl PairSampler {
         };
         let mut tasks = Vec::with_capacity(s.tasks.len());
         for (i, t) in s.tasks.iter().enumerate() {
+            let states: Vec<Option<bool>> = s.states.iter().map(|round| round[i]).collect();
             tasks.push(TaskRecord {
                 pid: t.pid,
                 tid: t.tid,
                 on_cpu_before_ns: self.before.get(&(t.pid, t.tid)).copied(),
                 on_cpu_after_ns: t.on_cpu_ns(),
-                runnable: s.runnable[i],
-                samples: s.samples[i],
+                runnable: states.iter().filter(|s| **s == Some(true)).count() as u32,
+                samples: states.iter().filter(|s| s.is_some()).count() as u32,
+                states,
             });
         }
         let wall = self.started.elapsed();
@@ -212,7 +213,7 @@ impl PairSampler {
         PairRecord {
             wall,
             tasks,
-            rounds: s.rounds,
+            rounds: s.states.len() as u32,
             host_idle_ns: self.idle_before.zip(idle_after),
         }
     }
@@ -227,25 +228,104 @@ impl Drop for PairSampler {
 /// The sampling loop: every task's run state, every [`SAMPLE_EVERY`],
 /// until `stop`.
 fn sample(tasks: Vec<os::Task>, stop: &AtomicBool) -> Sampled {
-    let mut runnable = vec![0u32; tasks.len()];
-    let mut samples = vec![0u32; tasks.len()];
-    let mut rounds = 0u32;
+    let mut states = Vec::new();
     while !stop.load(Ordering::Relaxed) {
-        for (i, t) in tasks.iter().enumerate() {
-            if let Some(r) = t.runnable() {
-                samples[i] += 1;
-                runnable[i] += u32::from(r);
-            }
-        }
-        rounds += 1;
+        states.push(tasks.iter().map(os::Task::runnable).collect());
         std::thread::sleep(SAMPLE_EVERY);
     }
-    Sampled {
-        tasks,
-        runnable,
-        samples,
-        rounds,
+    Sampled { tasks, states }
+}
+
+/// One reading of one thread, on the clock Python's `time.perf_counter()`
+/// reads (so the gil-probe's round edges fall on it).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ThreadSample {
+    pub at_ns: u64,
+    pub runnable: bool,
+    pub on_cpu_ns: u64,
+}
+
+/// Samples one thread of another process, every [`SAMPLE_EVERY`], from the
+/// moment its id appears in `tid_file` (written by that process) until
+/// stopped: the gil-probe's spinner, read from outside its process (a
+/// sampler inside would need the GIL, and read the spinner asleep).
+pub struct ThreadWatch {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<Vec<ThreadSample>>>,
+}
+
+impl ThreadWatch {
+    pub fn start(pid: i32, tid_file: std::path::PathBuf) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name("witness-watch".into())
+            .spawn(move || watch(pid, &tid_file, &flag))
+            .ok();
+        Self { stop, thread }
     }
+
+    /// Stops and hands back the samples, oldest first.
+    pub fn finish(mut self) -> Vec<ThreadSample> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread
+            .take()
+            .and_then(|t| t.join().ok())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for ThreadWatch {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+fn watch(pid: i32, tid_file: &std::path::Path, stop: &AtomicBool) -> Vec<ThreadSample> {
+    let mut task = None;
+    let mut out = Vec::new();
+    while !stop.load(Ordering::Relaxed) {
+        match &task {
+            None => {
+                task = std::fs::read_to_string(tid_file)
+                    .ok()
+                    .and_then(|t| t.trim().parse::<i32>().ok())
+                    .and_then(|tid| os::open_tasks(&[pid]).into_iter().find(|t| t.tid == tid));
+                if task.is_none() {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+            Some(t) => {
+                if let (Some(runnable), Some(on_cpu_ns)) = (t.runnable(), t.on_cpu_ns()) {
+                    out.push(ThreadSample {
+                        at_ns: monotonic_ns(),
+                        runnable,
+                        on_cpu_ns,
+                    });
+                }
+                std::thread::sleep(SAMPLE_EVERY);
+            }
+        }
+    }
+    out
+}
+
+/// The clock Python's `time.perf_counter()` reads, ns: CLOCK_MONOTONIC on
+/// Linux, mach_absolute_time's (CLOCK_UPTIME_RAW) on macOS.
+pub fn monotonic_ns() -> u64 {
+    #[cfg(target_os = "macos")]
+    const CLOCK: libc::clockid_t = libc::CLOCK_UPTIME_RAW;
+    #[cfg(not(target_os = "macos"))]
+    const CLOCK: libc::clockid_t = libc::CLOCK_MONOTONIC;
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid, writable timespec.
+    if unsafe { libc::clock_gettime(CLOCK, &mut ts) } != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// Whether the readings move as they must here: a spinning thread of ours

@@ -12,6 +12,12 @@
 //! - run-queue time ≈ runnable time − on-CPU time (waiting for a core);
 //! - blocked time = wall − runnable time (asleep: a lock, the GIL, I/O).
 //!
+//! The samples also keep their order, which the counters do not: the share
+//! of sampling rounds in which both serving threads read runnable at once
+//! ([`together`]). Two threads behind one lock almost never are (the
+//! waiter sleeps while the holder runs or waits for a core); two computing
+//! at once nearly always are, with or without a free core.
+//!
 //! Host idle (every CPU's idle time over the pair, in cores) is a second,
 //! independent reading of "was a core free": threads read as waiting for a
 //! core while the host idled a core or more contradict each other, and
@@ -37,7 +43,7 @@ pub const CORE_WAIT_CONTRADICTS: f64 = 0.5;
 pub const HOST_IDLE_CONTRADICTS: f64 = 1.0;
 
 /// One task's readings over one pair.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TaskRecord {
     pub pid: i32,
     pub tid: i32,
@@ -49,6 +55,8 @@ pub struct TaskRecord {
     pub runnable: u32,
     /// Samples that read it at all.
     pub samples: u32,
+    /// Each sampling round's reading of it, in order (None: unread).
+    pub states: Vec<Option<bool>>,
 }
 
 /// Everything one pair's portable reading recorded.
@@ -77,6 +85,69 @@ pub struct SampledFacts {
     /// The host's idle time over the pair's wall, in cores; None where it
     /// could not be read.
     pub host_idle_cores: Option<f64>,
+    /// The share of sampling rounds in which both serving threads read
+    /// runnable at once; None unless two serving threads were sampled.
+    pub together: Option<f64>,
+    /// The serving threads' runnable parallelism with each one's blocked
+    /// time that run-queue waits of the group's *other* tasks (not the
+    /// serving threads) could explain counted as runnable: what a starved
+    /// I/O thread could have hidden, where [`Self::together`] rules out the
+    /// serving threads' convoy of each other.
+    pub unconvoyed_third: Option<f64>,
+}
+
+/// The fewest sampling rounds that read both serving threads for
+/// [`together`] to be read.
+pub const TOGETHER_ROUNDS_AT_LEAST: usize = 8;
+
+/// The share of sampling rounds in which every one of the (two or more)
+/// `serving` tasks read runnable at once; None with fewer than two, or too
+/// few rounds that read them all.
+pub fn together(record: &PairRecord, serving: &[i32]) -> Option<f64> {
+    let mut unique = serving.to_vec();
+    unique.sort_unstable();
+    unique.dedup();
+    let tasks: Vec<&TaskRecord> = unique
+        .iter()
+        .filter_map(|tid| record.tasks.iter().find(|t| t.tid == *tid))
+        .collect();
+    if tasks.len() < 2 || tasks.len() != unique.len() {
+        return None;
+    }
+    let rounds = tasks.iter().map(|t| t.states.len()).min()?;
+    let (mut read, mut both) = (0usize, 0usize);
+    for i in 0..rounds {
+        let states: Option<Vec<bool>> = tasks.iter().map(|t| t.states[i]).collect();
+        if let Some(states) = states {
+            read += 1;
+            both += usize::from(states.iter().all(|&r| r));
+        }
+    }
+    (read >= TOGETHER_ROUNDS_AT_LEAST).then(|| both as f64 / read as f64)
+}
+
+/// [`SampledFacts::unconvoyed_third`] of a witness read from `delta`.
+pub fn unconvoyed_third(delta: &GroupDelta, w: &crate::kernel::witness::Witness) -> Option<f64> {
+    if w.threads.is_empty() || w.wall_ns == 0 {
+        return None;
+    }
+    let serving: Vec<i32> = w.threads.iter().map(|t| t.tid).collect();
+    let third: u64 = delta
+        .tasks
+        .iter()
+        .filter(|t| !serving.contains(&t.tid))
+        .map(|t| t.run_queue_ns)
+        .sum();
+    let runnable: u64 = w
+        .threads
+        .iter()
+        .map(|t| {
+            t.on_cpu_ns
+                .saturating_add(t.run_queue_ns)
+                .saturating_add(t.blocked_ns.min(third))
+        })
+        .sum();
+    Some(runnable as f64 / w.wall_ns as f64)
 }
 
 /// Why a pair has no portable reading.
@@ -154,6 +225,8 @@ pub fn reduce(record: &PairRecord) -> Result<(GroupDelta, SampledFacts), Unreada
         SampledFacts {
             samples: record.rounds,
             host_idle_cores,
+            together: None,
+            unconvoyed_third: None,
         },
     ))
 }
@@ -168,19 +241,28 @@ mod tests {
     const MS: u64 = 1_000_000;
 
     /// A recorded pair of `wall_ms`: per task (tid, on-CPU ms, runnable
-    /// samples of `rounds`), and the host's idle ms over it.
-    fn record(wall_ms: u64, rounds: u32, tasks: &[(i32, u64, u32)], idle_ms: u64) -> PairRecord {
+    /// samples of `rounds`, the round its runnable run starts at), and the
+    /// host's idle ms over it.
+    fn record(
+        wall_ms: u64,
+        rounds: u32,
+        tasks: &[(i32, u64, u32, u32)],
+        idle_ms: u64,
+    ) -> PairRecord {
         PairRecord {
             wall: Duration::from_millis(wall_ms),
             tasks: tasks
                 .iter()
-                .map(|&(tid, on, runnable)| TaskRecord {
+                .map(|&(tid, on, runnable, from)| TaskRecord {
                     pid: 100,
                     tid,
                     on_cpu_before_ns: Some(1_000 * MS),
                     on_cpu_after_ns: Some(1_000 * MS + on * MS),
                     runnable,
                     samples: rounds,
+                    states: (0..rounds)
+                        .map(|i| Some(i >= from && i < from + runnable))
+                        .collect(),
                 })
                 .collect(),
             rounds,
@@ -189,8 +271,10 @@ mod tests {
     }
 
     fn read(r: &PairRecord, serving: &[i32]) -> Witness {
-        let (delta, facts) = reduce(r).unwrap();
+        let (delta, mut facts) = reduce(r).unwrap();
         let mut w = witness(&delta, serving);
+        facts.together = together(r, serving);
+        facts.unconvoyed_third = unconvoyed_third(&delta, &w);
         w.sampled = Some(facts);
         w
     }
@@ -205,27 +289,38 @@ mod tests {
         rule(&Medians::of(&v), &Medians::of(&c), &rules)
     }
 
-    // Recorded on this machine (2 cores) through the Linux reader,
-    // rounded: granian, two threads, E19's 24 MiB views; tids 1 and 2
-    // serve, 3 is the server's I/O thread.
+    // Pairs of the shape the Linux reader gave on this machine (2 cores):
+    // granian or the fault server, two threads, E19's 24 MiB views; tids 1
+    // and 2 serve, 3 is the server's I/O thread.
 
     /// Releasing, quiet: both threads on a CPU nearly all of a 21 ms pair.
     fn releasing_quiet() -> PairRecord {
-        record(21, 20, &[(1, 19, 19), (2, 19, 20), (3, 1, 1)], 1)
+        record(21, 20, &[(1, 19, 19, 0), (2, 19, 20, 0), (3, 1, 1, 0)], 1)
     }
     /// Holding, quiet: the two take turns; each runnable about half.
     fn holding_quiet() -> PairRecord {
-        record(40, 38, &[(1, 20, 20), (2, 20, 19), (3, 1, 1)], 38)
+        record(40, 38, &[(1, 20, 20, 0), (2, 20, 19, 19), (3, 1, 1, 0)], 38)
     }
     /// Releasing with one core spinning elsewhere: each thread is runnable
     /// all along, on a CPU half of it (waiting for the one free core).
     fn releasing_one_core() -> PairRecord {
-        record(40, 36, &[(1, 20, 36), (2, 19, 35), (3, 1, 2)], 0)
+        record(40, 36, &[(1, 20, 36, 0), (2, 19, 35, 0), (3, 1, 2, 0)], 0)
     }
     /// A server that serialises every view behind one lock, one core busy
     /// elsewhere: the waiter sleeps on the lock (not runnable).
     fn serialised_one_core() -> PairRecord {
-        record(44, 40, &[(1, 20, 21), (2, 20, 20), (3, 1, 1)], 2)
+        record(44, 40, &[(1, 20, 21, 0), (2, 20, 20, 20), (3, 1, 1, 0)], 2)
+    }
+    /// The same server on a machine loaded several times over: the lock's
+    /// holder waits for a core half its time, so the waiter's sleep could
+    /// be a convoy by the counters alone; the samples show the two were
+    /// never runnable at once.
+    fn serialised_loaded() -> PairRecord {
+        record(80, 76, &[(1, 20, 38, 0), (2, 20, 38, 38), (3, 1, 1, 0)], 0)
+    }
+    /// A releasing pair on that machine: both runnable together all along.
+    fn releasing_loaded() -> PairRecord {
+        record(80, 76, &[(1, 40, 70, 0), (2, 40, 70, 3), (3, 1, 2, 0)], 0)
     }
 
     #[test]
@@ -257,13 +352,58 @@ mod tests {
     fn the_estimate_never_reads_less_runnable_than_on_cpu() {
         // Samples that missed the running moments: runnable is at least
         // the counted on-CPU time, so no negative run-queue time ...
-        let r = record(20, 10, &[(1, 18, 2)], 0);
+        let r = record(20, 10, &[(1, 18, 2, 0)], 0);
         let (d, _) = reduce(&r).unwrap();
         assert_eq!((d.on_cpu_ns, d.run_queue_ns), (18 * MS, 0));
         // ... and its twin: runnable samples past on-CPU time are the wait.
-        let r = record(20, 10, &[(1, 10, 10)], 0);
+        let r = record(20, 10, &[(1, 10, 10, 0)], 0);
         let (d, _) = reduce(&r).unwrap();
         assert_eq!((d.on_cpu_ns, d.run_queue_ns), (10 * MS, 10 * MS));
+    }
+
+    #[test]
+    fn never_runnable_together_is_turns_where_the_counters_cannot_tell() {
+        let hold = read(&holding_quiet(), &[1, 2]);
+        let ser = read(&serialised_loaded(), &[1, 2]);
+        let facts = ser.sampled.unwrap();
+        assert_eq!(facts.together, Some(0.0));
+        // By the counters alone the holder's core wait could explain the
+        // waiter's sleep: the unconvoyed figure reads past E19's 1.4.
+        assert!(ser.serving_parallelism_unconvoyed().unwrap() > 1.4);
+        assert_eq!(ruling(&ser, &hold), Ruling::TookTurns);
+        // Twin: a releasing pair on the same machine, runnable together,
+        // is never turns.
+        let rel = read(&releasing_loaded(), &[1, 2]);
+        assert!(rel.sampled.unwrap().together.unwrap() > 0.8);
+        assert_eq!(ruling(&rel, &hold), Ruling::AtOnce);
+    }
+
+    #[test]
+    fn a_starved_third_task_keeps_turns_unproven() {
+        // Never together, but the I/O thread (3) waited for a core as long
+        // as the pair: it may have handed the second request over late.
+        let mut r = serialised_loaded();
+        r.tasks[2].states = vec![Some(true); 76];
+        r.tasks[2].runnable = 76;
+        let hold = read(&holding_quiet(), &[1, 2]);
+        let w = read(&r, &[1, 2]);
+        assert!(w.sampled.unwrap().unconvoyed_third.unwrap() > 1.4);
+        assert_eq!(ruling(&w, &hold), Ruling::Between);
+    }
+
+    #[test]
+    fn together_needs_two_serving_threads_read_often_enough() {
+        let r = releasing_quiet();
+        assert_eq!(together(&r, &[1]), None);
+        assert_eq!(together(&r, &[1, 1]), None);
+        assert_eq!(together(&r, &[1, 9]), None);
+        let mut short = r.clone();
+        for t in &mut short.tasks {
+            t.states.truncate(TOGETHER_ROUNDS_AT_LEAST - 1);
+        }
+        assert_eq!(together(&short, &[1, 2]), None);
+        // Twin: read in full, about all rounds together.
+        assert!(together(&r, &[1, 2]).unwrap() > 0.9);
     }
 
     #[test]
@@ -285,10 +425,10 @@ mod tests {
     fn a_core_wait_beside_an_idle_host_is_no_reading() {
         // The samples say both threads waited for a core half the pair,
         // yet the host idled more than a core: they cannot both be right.
-        let r = record(40, 36, &[(1, 20, 36), (2, 19, 35)], 45);
+        let r = record(40, 36, &[(1, 20, 36, 0), (2, 19, 35, 0)], 45);
         assert!(matches!(reduce(&r), Err(Unreadable::Contradicts { .. })));
         // Twin: the same samples with the host busy are a core wait.
-        let r = record(40, 36, &[(1, 20, 36), (2, 19, 35)], 2);
+        let r = record(40, 36, &[(1, 20, 36, 0), (2, 19, 35, 0)], 2);
         let (_, facts) = reduce(&r).unwrap();
         assert!((facts.host_idle_cores.unwrap() - 0.05).abs() < 1e-9);
     }

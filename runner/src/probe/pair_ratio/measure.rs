@@ -203,9 +203,12 @@ impl Session<'_> {
             Before::Accounting(before) => {
                 Some((schedstat::delta(&before, &Snapshot::of_pids(members)), None))
             }
-            Before::Sampled(sampler) => portable::reduce::reduce(&sampler.finish())
-                .ok()
-                .map(|(delta, facts)| (delta, Some(facts))),
+            Before::Sampled(sampler) => {
+                let record = sampler.finish();
+                portable::reduce::reduce(&record)
+                    .ok()
+                    .map(|(delta, facts)| (delta, Some((facts, record))))
+            }
         });
         let ra = self.check(slot, mode, lane, 0, &url_a, seed_a, ra)?;
         let rb = self.check(slot, mode, lane, 1, &url_b, seed_b, rb)?;
@@ -221,7 +224,11 @@ impl Session<'_> {
                 tids = witness::busiest(&delta, 2);
             }
             let mut w = witness::witness(&delta, &tids);
-            w.sampled = facts;
+            w.sampled = facts.map(|(mut facts, record)| {
+                facts.together = portable::reduce::together(&record, &tids);
+                facts.unconvoyed_third = portable::reduce::unconvoyed_third(&delta, &w);
+                facts
+            });
             w
         });
         Ok(PairReading {
