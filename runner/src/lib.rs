@@ -9,7 +9,6 @@ pub mod digest;
 pub mod event;
 pub mod exit;
 pub mod gate;
-pub mod gil;
 pub mod host;
 pub mod http;
 pub mod kernel;

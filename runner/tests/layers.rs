@@ -26,7 +26,6 @@ const LAYERS: &[&[&str]] = &[
     // The pieces every probe and server shares: seeds, trial events.
     &["probe::seeds", "probe::trial"],
     &["server"],
-    &["gil"],
     &["probe", "load"],
     // Reading a row needs the probe registry.
     &["spec::row"],
@@ -174,7 +173,12 @@ fn engine_files() -> Vec<(std::path::PathBuf, String)> {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
             let rel = path.strip_prefix(&src).unwrap().to_path_buf();
-            if rel.starts_with("cli") || rel == Path::new("main.rs") || rel == Path::new("lib.rs") {
+            // A `tests.rs` is a test module (`#[cfg(test)] mod tests;`).
+            if rel.starts_with("cli")
+                || rel == Path::new("main.rs")
+                || rel == Path::new("lib.rs")
+                || rel.file_name().is_some_and(|n| n == "tests.rs")
+            {
                 continue;
             }
             if path.is_dir() {

@@ -1,5 +1,5 @@
 //! Question 1 with `--call`: the GIL probe's reading of the call
-//! (`runner::gil`: a spinner thread beside the call, three controls, read
+//! (`runner::probe::gil`: a spinner thread beside the call, three controls, read
 //! from the kernel's accounting), in the interpreter the server runs, from
 //! the current folder as `runner gil-probe` runs it.
 
@@ -7,8 +7,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::{GilAnswer, Work};
-use crate::gil::{self, Expect, GilPlan};
 use crate::host::machine_lock::MachineLock;
+use crate::probe::gil::{self, Expect, GilPlan};
 
 /// Runs the probe on `plan` and reads its answer.
 pub async fn measure(

@@ -63,7 +63,7 @@ pub struct GilAnswer {
     /// The pair's figures (no `--call`).
     pub pair: Option<pair::PairFigures>,
     /// The GIL probe's figures (`--call`).
-    pub call: Option<crate::gil::GilFigures>,
+    pub call: Option<crate::probe::gil::GilFigures>,
 }
 
 /// The one recommendation.

@@ -7,9 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::gil::{GilBlock, GilPlan, InstrumentChoice};
 use crate::host::limits::Limits;
 use crate::load::route::Route;
+use crate::probe::gil::{GilBlock, GilPlan, InstrumentChoice};
 use crate::request::FieldError;
 use crate::sweep::request::{SweepField, SweepRequest, DEFAULT_PATH, DEFAULT_SERVER};
 use crate::sweep::SweepPlan;
@@ -134,7 +134,7 @@ impl AdviseRequest {
                     args: self
                         .args
                         .iter()
-                        .map(|a| crate::gil::plan::PyLiteral::Source(a.clone()))
+                        .map(|a| crate::probe::gil::plan::PyLiteral::Source(a.clone()))
                         .collect(),
                     instrument: Some(InstrumentChoice::Auto),
                     ..Default::default()

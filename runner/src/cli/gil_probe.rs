@@ -15,11 +15,13 @@ use std::time::Duration;
 use clap::Args;
 use serde::Serialize;
 
-use runner::gil::{self, Expect, GilBlock, GilFigures, GilJudgement, GilRun, InstrumentChoice};
 use runner::host::limits::Limits;
 use runner::host::machine_lock::MachineLock;
 use runner::host::project::Project;
 use runner::host::{pyenv, signals};
+use runner::probe::gil::{
+    self, Expect, GilBlock, GilFigures, GilJudgement, GilRun, InstrumentChoice,
+};
 use runner::verdict::Verdict;
 
 use super::args::JsonArgs;
@@ -272,11 +274,11 @@ mod stages {
 
     use super::GilProbeArgs;
     use runner::exit::Outcome;
-    use runner::gil::stages::{self, StageInput};
-    use runner::gil::{self, GilJudgement};
     use runner::host::machine_lock::MachineLock;
     use runner::host::project::Project;
     use runner::host::{pyenv, signals};
+    use runner::probe::gil::stages::{self, StageInput};
+    use runner::probe::gil::{self, GilJudgement};
     use runner::verdict::Verdict;
 
     use super::super::{unusable, Finish};

@@ -6,9 +6,9 @@
 use std::path::Path;
 
 use runner::event::Event;
-use runner::gil::requires;
 use runner::host::project::Project;
 use runner::host::pyenv;
+use runner::host::requires;
 use runner::report::terminal::Terminal;
 
 use super::{unusable, Finish};

@@ -11,7 +11,7 @@
 pub mod trial;
 
 pub mod census;
-pub mod gil_probe;
+pub mod gil;
 pub mod keepalive;
 pub mod pair_ratio;
 pub mod registry;
@@ -68,9 +68,9 @@ impl ProbeCtx<'_> {
 /// applicable, naming what is missing and the command that installs it.
 pub fn require_installed(
     python: &std::path::Path,
-    requires: &[crate::gil::Requirement],
+    requires: &[crate::host::requires::Requirement],
 ) -> Result<(), Stop> {
-    use crate::gil::requires;
+    use crate::host::requires;
     let missing = requires::missing(python, requires).map_err(|e| {
         Stop::cannot_judge(format!(
             "cannot ask {} what is installed: {e}",
@@ -136,7 +136,7 @@ pub trait Probe {
 
     /// Extra Python packages the plan needs, pinned; `runner prepare --rows`
     /// installs them into the runner's own venv.
-    fn requires(_plan: &Self::Plan) -> Vec<crate::gil::Requirement> {
+    fn requires(_plan: &Self::Plan) -> Vec<crate::host::requires::Requirement> {
         Vec::new()
     }
 

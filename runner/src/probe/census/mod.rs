@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::pair_ratio::{PairRatio, PairRatioFile, PairRatioPlan};
 use super::{Probe, ProbeCtx};
-use crate::gil::Requirement;
+use crate::host::requires::Requirement;
 use crate::kernel::pss::PeakTracker;
 use crate::spec::check::{int_in_range, key, ErrAt};
 use crate::spec::{ServerSettings, SpecError, Trials};

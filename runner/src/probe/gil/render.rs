@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::figures::{ArmFigures, GilFigures, ScaleFigures};
+use super::judge::{ArmFigures, GilFigures, ScaleFigures};
 
 /// The arms table.
 ///
