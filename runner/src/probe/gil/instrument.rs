@@ -244,6 +244,12 @@ pub struct InstrumentReport {
     pub rounds_s: Option<f64>,
     #[serde(default)]
     pub elapsed_s: Option<f64>,
+    /// Every thread of the instrument's process after the rounds (Linux;
+    /// None elsewhere), and the ones Python started.
+    #[serde(default)]
+    pub native_threads: Option<u32>,
+    #[serde(default)]
+    pub python_threads: Option<u32>,
     /// The spinner's id, as the instrument read it.
     #[serde(default)]
     pub spinner_tid: Option<i64>,

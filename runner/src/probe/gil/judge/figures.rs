@@ -113,6 +113,10 @@ pub struct GilFigures {
     /// The call alone, before the spinner started (its own time and CPU).
     #[serde(default)]
     pub alone: Option<AloneFigures>,
+    /// Threads of the instrument's process that Python did not start (a
+    /// library's own pool); None where they cannot be counted.
+    #[serde(default)]
+    pub library_threads: Option<u32>,
     pub controls: ControlFigures,
     /// Median over every round of the spinner's share on the run queue.
     pub runqueue: Option<f64>,
@@ -266,6 +270,10 @@ pub fn figures(plan: &GilPlan, report: &InstrumentReport) -> Result<GilFigures, 
         round_ms: plan.round_ms,
         call,
         alone: report.alone.clone(),
+        library_threads: report
+            .native_threads
+            .zip(report.python_threads)
+            .map(|(n, p)| n.saturating_sub(p)),
         controls,
         runqueue: median(&all_rq),
         bounds: plan.bounds,

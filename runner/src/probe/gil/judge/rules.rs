@@ -26,9 +26,14 @@ pub enum Decision {
     ControlsOff,
     /// The call's reading lies between the two bounds.
     Ambiguous { value: f64 },
-    /// Lost iterations read a hold, but the call alone keeps `cores` busy
-    /// (a library's own pool): it may have taken the spinner's core.
-    FillsTheCores { value: f64, cores: f64 },
+    /// Lost iterations read a hold, but the call alone keeps `cores` busy,
+    /// or the process runs `threads` Python did not start (a library's own
+    /// pool): it may have taken the spinner's core.
+    FillsTheCores {
+        value: f64,
+        cores: Option<f64>,
+        threads: Option<u32>,
+    },
     /// An answer: `side` rounds on its side of the bound, the median's
     /// `margin` past it; the verdict follows `expect`.
     Answer {
@@ -109,11 +114,18 @@ pub fn decide(plan: &GilPlan, figures: &GilFigures) -> Decision {
     // keeps more than a core busy on its own takes the spinner's core, and
     // the spinner loses what it would lose to a held lock. A release
     // stands (noise only takes iterations away).
-    if let (Instrument::Iterations, Expect::Holds, Some(cores)) =
-        (figures.instrument, answer, alone_cores(figures))
-    {
-        if cores > LOST_ITERATIONS_ALONE_CORES_AT_MOST {
-            return Decision::FillsTheCores { value, cores };
+    // Under load the call alone gets less than the cores its pool asks
+    // for (measured here at load average 14: a two-thread BLAS product read
+    // 0.15-0.45 cores alone), so the pool's threads count too.
+    if let (Instrument::Iterations, Expect::Holds) = (figures.instrument, answer) {
+        let cores = alone_cores(figures);
+        let threads = figures.library_threads.filter(|&n| n > 0);
+        if cores.is_some_and(|c| c > LOST_ITERATIONS_ALONE_CORES_AT_MOST) || threads.is_some() {
+            return Decision::FillsTheCores {
+                value,
+                cores,
+                threads,
+            };
         }
     }
     let verdict = match plan.expect {

@@ -74,6 +74,8 @@ fn report(call: f64, busy: f64, ctl: [f64; 3]) -> InstrumentReport {
         scale: None,
         error: None,
         elapsed_s: Some(1.5),
+        native_threads: None,
+        python_threads: None,
         spinner_tid: None,
         spinner_samples: None,
     }
@@ -335,7 +337,7 @@ fn lost_iterations_do_not_read_a_hold_from_a_call_that_fills_the_cores() {
     let j = judge(&plan(Some(Expect::Releases)), &run(lost(0.32, 2.0)));
     assert_eq!(j.verdict, Verdict::CannotJudge, "{}", j.reason);
     assert!(
-        j.reason.contains("cannot tell a core it took"),
+        j.reason.contains("cannot tell a core they took"),
         "{}",
         j.reason
     );
@@ -346,6 +348,26 @@ fn lost_iterations_do_not_read_a_hold_from_a_call_that_fills_the_cores() {
     assert_eq!(j.verdict, Verdict::Fail, "{}", j.reason);
     let j = judge(&plan(Some(Expect::Releases)), &run(lost(0.02, 2.0)));
     assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
+}
+
+#[test]
+fn lost_iterations_do_not_read_a_hold_beside_a_library_pool() {
+    // On a loaded machine the pool gets less than a core alone (0.2 read
+    // here), but its threads are there: still cannot judge.
+    let mut r = lost(0.56, 0.2);
+    r.native_threads = Some(5);
+    r.python_threads = Some(3);
+    let j = judge(&plan(Some(Expect::Releases)), &run(r.clone()));
+    assert_eq!(j.verdict, Verdict::CannotJudge, "{}", j.reason);
+    assert!(
+        j.reason.contains("2 thread(s) Python did not start"),
+        "{}",
+        j.reason
+    );
+    // Twin: no thread beyond Python's own, the hold stands.
+    r.native_threads = Some(3);
+    let j = judge(&plan(Some(Expect::Releases)), &run(r));
+    assert_eq!(j.verdict, Verdict::Fail, "{}", j.reason);
 }
 
 #[test]

@@ -93,12 +93,22 @@ pub fn reason(plan: &GilPlan, f: &GilFigures, decision: &Decision) -> (String, S
             ),
             "no verdict: the reading is ambiguous".into(),
         ),
-        Decision::FillsTheCores { value, cores } => (
+        Decision::FillsTheCores {
+            value,
+            cores,
+            threads,
+        } => (
             format!(
-                "the spinner lost {value:.2} of its time, but the call alone keeps {cores:.2} \
-                 cores busy (its library's own threads), so lost iterations cannot tell a core it \
-                 took from a held GIL; {controls_line} read as designed. The scheduler witness \
-                 (--witness on or portable) reads the spinner's state and can"
+                "the spinner lost {value:.2} of its time, but {}, so lost iterations cannot tell \
+                 a core they took from a held GIL; {controls_line} read as designed. The \
+                 scheduler witness (--witness on or portable) reads the spinner's state and can",
+                match (threads, cores) {
+                    (Some(n), _) => format!(
+                        "the process runs {n} thread(s) Python did not start (the library's own pool)"
+                    ),
+                    (None, Some(c)) => format!("the call alone keeps {c:.2} cores busy"),
+                    (None, None) => "the call may use threads of its own".to_string(),
+                }
             ),
             "no verdict: the call fills the spinner's core".into(),
         ),
