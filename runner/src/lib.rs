@@ -6,7 +6,6 @@
 
 pub mod advise;
 pub mod digest;
-pub mod event;
 pub mod exit;
 pub mod gate;
 pub mod host;
@@ -17,8 +16,10 @@ pub mod probe;
 pub mod report;
 pub mod request;
 pub mod server;
+pub mod session;
 pub mod spec;
 pub mod stats;
+pub mod stress;
 pub mod sweep;
 pub mod text;
 pub mod verdict;

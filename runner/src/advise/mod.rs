@@ -23,6 +23,7 @@ pub mod headroom;
 pub mod pair;
 pub mod render;
 pub mod request;
+pub mod run;
 
 use schemars::JsonSchema;
 use serde::Serialize;

@@ -7,19 +7,16 @@
 //! a server that would not start) or the input is unusable: no advice is
 //! ever a guess. 130/143 when interrupted (every server stopped first).
 
-use std::path::Path;
-use std::time::Instant;
-
 use clap::Args;
 
 use runner::advise::request::{AdviseField, AdviseRequest};
-use runner::advise::{call, headroom, pair, render, AdviceReport};
+use runner::advise::run::{advise, Question};
+use runner::advise::{headroom, render};
 use runner::host::limits::Limits;
-use runner::host::project::Project;
 use runner::host::signals;
 use runner::request::FieldError;
+use runner::session::Session;
 use runner::sweep::request::{DEFAULT_PATH, DEFAULT_SERVER};
-use runner::sweep::SweepContext;
 use runner::verdict::Verdict;
 
 use super::args::{sweep_flag, AppArgs, JsonArgs};
@@ -76,6 +73,8 @@ impl AdviseArgs {
             app: self.app.app.clone(),
             app_dir: self.app.app_dir.clone(),
             ready_path: self.app.ready_path.clone(),
+            env: self.app.env(),
+            ready_timeout_ms: self.app.ready_timeout_ms,
             request_timeout_ms: self.request_timeout_ms,
             machine_wait_ms: self.machine_wait_ms,
         }
@@ -91,7 +90,8 @@ fn advise_flag(e: &FieldError<AdviseField>) -> String {
     })
 }
 
-pub async fn run(project: &Project, python: Option<&Path>, args: &AdviseArgs) -> Finish {
+pub async fn run(session: &Session, args: &AdviseArgs) -> Finish {
+    let project = session.project();
     if let Err(e) = args.out.check() {
         return unusable(&e);
     }
@@ -102,61 +102,19 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &AdviseArgs) ->
         Ok(o) => o,
         Err(e) => return unusable(&advise_flag(&e)),
     };
-    let profile = &opts.headroom.profile;
-    let started = Instant::now();
-    let lock_path = project.state_dir().join("measure.lock");
-    let logs_dir = project.logs_dir();
-    let fixture_dir = project.app_dir();
-    let work = async {
-        let env = super::prepare_python(project, python)?;
-        eprintln!(
+    let mut on = |q: Question| match q {
+        Question::Releases => eprintln!(
             "advise {}: question 1, does the work release the GIL?",
             opts.path
-        );
-        let q1 = match &opts.call {
-            Some(plan) => {
-                call::measure(
-                    &env.python,
-                    &project.root,
-                    plan,
-                    &lock_path,
-                    opts.limits.machine_wait,
-                )
-                .await
-            }
-            None => {
-                pair::measure(&pair::PairSpec {
-                    profile,
-                    python: &env.python,
-                    app: &opts.headroom.app,
-                    app_dir: &opts.headroom.app_dir,
-                    fixture: opts.headroom.fixture,
-                    fixture_dir: &fixture_dir,
-                    logs_dir: &logs_dir,
-                    lock_path: &lock_path,
-                    limits: opts.limits,
-                    path: &opts.path,
-                    ready_path: opts.headroom.ready.for_route(&opts.path),
-                })
-                .await
-            }
-        };
-        eprintln!(
+        ),
+        Question::Headroom => eprintln!(
             "advise {}: question 2, is there headroom? (threads {:?})",
             opts.path,
             headroom::THREADS
-        );
-        let ctx = SweepContext {
-            python: &env.python,
-            logs_dir: logs_dir.clone(),
-            lock_path: lock_path.clone(),
-        };
-        let settings = headroom::measure(&ctx, &opts.headroom).await;
-        let q2 = headroom::read(&settings, headroom::cores());
-        Ok::<_, String>((q1, q2))
+        ),
     };
-    let (q1, q2) = match signals::until_signal(work).await {
-        Ok(Ok(answers)) => answers,
+    let report = match session.cancellable(advise(session, &opts, &mut on)).await {
+        Ok(Ok(report)) => report,
         Ok(Err(e)) => return unusable(&e),
         Err(signal) => {
             eprintln!(
@@ -166,14 +124,6 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &AdviseArgs) ->
             return Finish::interrupted(signal, Vec::new());
         }
     };
-    let report = AdviceReport::new(
-        profile.name.clone(),
-        opts.headroom.app.clone(),
-        opts.path.clone(),
-        q1,
-        q2,
-        started.elapsed().as_secs_f64(),
-    );
     match args.out.emit_value(&report) {
         Ok(true) => {}
         Ok(false) => print!("{}", render::render(&report)),

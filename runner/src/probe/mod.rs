@@ -27,7 +27,7 @@ use crate::host::limits::Limits;
 use crate::host::project::Project;
 use crate::host::pyenv::PythonEnv;
 use crate::probe::trial::ProbeEvent;
-use crate::server::pool::{ServerPool, Target};
+use crate::server::pool::{Ready, ServerPool, Target};
 use crate::spec::check::ErrAt;
 use crate::spec::{ServerSettings, SpecError, Trials};
 use crate::verdict::{Judged, Stop};
@@ -56,7 +56,16 @@ impl ProbeCtx<'_> {
     /// A ready server with `settings` (started on first use).
     pub async fn server(&mut self, settings: &ServerSettings) -> Result<Target, Stop> {
         match self.servers.as_deref_mut() {
-            Some(pool) => pool.get(settings, &mut *self.emit).await,
+            Some(pool) => {
+                let emit = &mut *self.emit;
+                let mut ready = |r: Ready| {
+                    emit(ProbeEvent::ServerReady {
+                        after: r.after,
+                        pgid: r.pgid,
+                    })
+                };
+                pool.get(settings, &mut ready).await
+            }
             None => Err(Stop::cannot_judge(
                 "this probe asked for a server, but declared none in Probe::servers",
             )),
@@ -133,6 +142,13 @@ pub trait Probe {
 
     /// The figures as the lines of a terminal table.
     fn render(figures: &Self::Figures, out: &mut String);
+
+    /// The figures worth a spread across runs (`runner stress`), named as
+    /// the report names them (a mode's ratio as `NAME ratio`, its witness
+    /// as `NAME P`); the row's bounds are constants and left out.
+    fn numbers(_figures: &Self::Figures) -> Vec<(String, f64)> {
+        Vec::new()
+    }
 
     /// Extra Python packages the plan needs, pinned; `runner prepare --rows`
     /// installs them into the runner's own venv.

@@ -125,6 +125,11 @@ macro_rules! registry {
             pub fn render(&self, out: &mut String) {
                 match self { $( Figures::$variant(f) => <$ty as Probe>::render(f, out), )* }
             }
+
+            /// The figures worth a spread across runs, by name.
+            pub fn numbers(&self) -> Vec<(String, f64)> {
+                match self { $( Figures::$variant(f) => <$ty as Probe>::numbers(f), )* }
+            }
         }
 
         /// The row's block for its `probe:`, validated; a block for another

@@ -206,6 +206,15 @@ impl Probe for WorkerCensus {
         render::table(figures, out)
     }
 
+    fn numbers(f: &CensusFigures) -> Vec<(String, f64)> {
+        let mut out = vec![("replies".to_string(), f.replies as f64)];
+        out.extend(
+            f.workers_up_ms
+                .map(|ms| ("workers_up_ms".to_string(), ms as f64)),
+        );
+        out
+    }
+
     fn requires(plan: &CensusPlan) -> Vec<Requirement> {
         plan.requires.clone()
     }

@@ -16,12 +16,15 @@
 //! - [`sampled`]: the portable reading (the spinner's run state sampled
 //!   from outside: `--witness portable`, and macOS) reduced to round figures;
 //! - [`render()`]: the terminal table;
-//! - [`stages`]: the stage table (`runner gil-probe --stage`).
+//! - [`stages`]: the stage table (`runner gil-probe --stage`);
+//! - [`ask`]: the sequence `runner gil-probe` and advise's `--call` run
+//!   (the machine's turn, measure, judge).
 //!
 //! [`GilProbe`] puts it behind the [`Probe`] seam for rows (`probe:
 //! gil-probe`); the ad-hoc `runner gil-probe` command uses the same plan,
 //! measure and judge.
 
+pub mod ask;
 pub mod instrument;
 pub mod judge;
 pub mod plan;
@@ -107,6 +110,17 @@ impl Probe for GilProbe {
 
     fn render(figures: &GilFigures, out: &mut String) {
         out.push_str(&render(figures));
+    }
+
+    fn numbers(f: &GilFigures) -> Vec<(String, f64)> {
+        let mut out = vec![
+            ("rounds".to_string(), f.rounds.into()),
+            ("rounds_run".to_string(), f.rounds_run.into()),
+            ("round_ms".to_string(), f.round_ms.into()),
+        ];
+        out.extend(f.runqueue.map(|x| ("runqueue".to_string(), x)));
+        out.extend(f.elapsed_s.map(|x| ("elapsed_s".to_string(), x)));
+        out
     }
 
     fn requires(plan: &GilPlan) -> Vec<Requirement> {

@@ -241,4 +241,20 @@ impl Probe for PairRatio {
     fn render(figures: &PairRatioFigures, out: &mut String) {
         render::table(figures, out)
     }
+
+    fn numbers(f: &PairRatioFigures) -> Vec<(String, f64)> {
+        let mut out = vec![
+            ("gap".to_string(), f.gap),
+            ("capacity".to_string(), f.capacity),
+            ("trials".to_string(), f.trials.into()),
+            ("valid_trials".to_string(), f.valid_trials.into()),
+        ];
+        for m in [&f.under_test, &f.control] {
+            out.push((format!("{} ratio", m.name), m.ratio));
+            if let Some(w) = &m.witness {
+                out.push((format!("{} P", m.name), w.reading.parallelism.median));
+            }
+        }
+        out
+    }
 }
