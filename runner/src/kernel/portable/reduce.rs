@@ -25,10 +25,10 @@
 
 use std::time::{Duration, Instant};
 
-use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::kernel::schedstat::{self, GroupDelta, Snapshot, TaskTimes};
+pub use crate::kernel::witness::SampledFacts;
 
 /// The fewest state samples a pair needs (about 1 ms apart, so a pair of
 /// at least 8 ms, the shortest any row times, has them quiet).
@@ -75,25 +75,6 @@ pub struct PairRecord {
 
 fn as_ns<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
-}
-
-/// What the portable reading adds to a pair's witness.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
-pub struct SampledFacts {
-    /// Sampling rounds over the pair.
-    pub samples: u32,
-    /// The host's idle time over the pair's wall, in cores; None where it
-    /// could not be read.
-    pub host_idle_cores: Option<f64>,
-    /// The share of sampling rounds in which both serving threads read
-    /// runnable at once; None unless two serving threads were sampled.
-    pub together: Option<f64>,
-    /// The serving threads' runnable parallelism with each one's blocked
-    /// time that run-queue waits of the group's *other* tasks (not the
-    /// serving threads) could explain counted as runnable: what a starved
-    /// I/O thread could have hidden, where [`Self::together`] rules out the
-    /// serving threads' convoy of each other.
-    pub unconvoyed_third: Option<f64>,
 }
 
 /// The fewest sampling rounds that read both serving threads for
@@ -236,7 +217,7 @@ mod tests {
     use super::*;
     use crate::kernel::pairs::{self, Counted};
     use crate::kernel::witness::{witness, Witness};
-    use crate::probe::pair_ratio::rulebook::{rule, Medians, Ruling};
+    use crate::probe::pair_ratio::rulebook::{rule, Medians, Rules, Ruling};
 
     const MS: u64 = 1_000_000;
 
@@ -285,8 +266,20 @@ mod tests {
         let five = |w: &Witness| vec![Some(w.clone()); 5];
         let v = pairs::reduce(&five(view), Counted::EveryServed).unwrap();
         let c = pairs::reduce(&five(control), Counted::EveryServed).unwrap();
-        let rules = crate::probe::pair_ratio::rulebook::tests::e19();
-        rule(&Medians::of(&v), &Medians::of(&c), &rules)
+        rule(&Medians::of(&v), &Medians::of(&c), &e19())
+    }
+
+    /// E19's rules, from the row itself.
+    fn e19() -> Rules {
+        let row = crate::spec::row::parse_row(
+            std::path::Path::new("specs/E19.yaml"),
+            include_str!("../../../../specs/E19.yaml"),
+        )
+        .unwrap();
+        match row.plan {
+            crate::probe::Plan::PairRatio(p) => Rules::of_plan(&p).unwrap(),
+            _ => unreachable!("E19 is a pair-ratio row"),
+        }
     }
 
     // Pairs of the shape the Linux reader gave on this machine (2 cores):

@@ -304,7 +304,9 @@ pub fn fixture_dir(project_root: &Path) -> PathBuf {
 }
 
 /// Runs the instrument for `plan` with `python`, from the current folder (so
-/// the user's own modules import), and reads its document.
+/// the user's own modules import), and reads its document. A sampled run's
+/// samples ride in the document ([`InstrumentReport::spinner_samples`]) for
+/// `super::measure` to reduce.
 pub async fn measure(
     python: &Path,
     fixture_dir: &Path,
@@ -324,15 +326,9 @@ pub async fn measure(
     if let Some(path) = &tid_file {
         argv.push(format!("--tid-file={}", path.display()));
     }
-    let (mut outcome, stderr_tail) =
-        run(python, fixture_dir, &argv, limits, tid_file.as_deref()).await;
+    let (outcome, stderr_tail) = run(python, fixture_dir, &argv, limits, tid_file.as_deref()).await;
     if let Some(path) = &tid_file {
         let _ = std::fs::remove_file(path);
-    }
-    if let RunOutcome::Report { report } = &mut outcome {
-        if let Some(samples) = report.spinner_samples.take() {
-            super::sampled::fill(report, &samples, plan.bounds.runqueue_at_most);
-        }
     }
     GilRun {
         python: python.to_path_buf(),

@@ -33,9 +33,25 @@ pub mod sampled;
 pub mod stages;
 
 pub use crate::host::requires::Requirement;
-pub use instrument::{
-    fixture_dir, measure, GilLimits, GilRun, Instrument, InstrumentReport, RunOutcome,
-};
+pub use instrument::{fixture_dir, GilLimits, GilRun, Instrument, InstrumentReport, RunOutcome};
+
+/// Runs the instrument for `plan` (`instrument::measure`) and, where it
+/// read the spinner by samples (the portable witness), reduces them to each
+/// round's figures (`sampled`).
+pub async fn measure(
+    python: &std::path::Path,
+    fixture_dir: &std::path::Path,
+    plan: &GilPlan,
+    limits: GilLimits,
+) -> GilRun {
+    let mut run = instrument::measure(python, fixture_dir, plan, limits).await;
+    if let RunOutcome::Report { report } = &mut run.outcome {
+        if let Some(samples) = report.spinner_samples.take() {
+            sampled::fill(report, &samples, plan.bounds.runqueue_at_most);
+        }
+    }
+    run
+}
 pub use judge::{judge, ArmFigures, GilFigures, GilJudgement, ScaleFigures};
 pub use plan::{Expect, GilBlock, GilBounds, GilPlan, InstrumentChoice, PlanError, Target};
 pub use render::{render, render_scale};

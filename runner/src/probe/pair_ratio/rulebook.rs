@@ -293,7 +293,7 @@ pub fn rule(view: &Medians, control: &Medians, rules: &Rules) -> Ruling {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
 
     /// E19's rules, from the row itself.
