@@ -189,6 +189,21 @@ pub fn figures(plan: &GilPlan, report: &InstrumentReport) -> Result<GilFigures, 
             })
             .filter(|v| v.is_finite())
             .collect();
+        // The sampled reading leaves a round without one when the spinner
+        // waited for a core most of it: a saturated machine, not a broken
+        // instrument.
+        if instrument == Instrument::Sampled
+            && rows.len() >= plan.rounds as usize
+            && readings.is_empty()
+        {
+            return Err(format!(
+                "no free core: none of {} rounds of arm {name} had a reading: the spinner waited \
+                 for a core more than {:.2} of each (its run state, sampled); run it on a quieter \
+                 machine",
+                rows.len(),
+                plan.bounds.runqueue_at_most
+            ));
+        }
         if rows.len() < plan.rounds as usize || readings.is_empty() {
             return Err(format!(
                 "the probe returned {} rounds of arm {name} ({} with a reading), expected {} (a \

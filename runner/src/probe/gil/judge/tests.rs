@@ -445,3 +445,25 @@ fn a_stage_is_timed_alone_where_the_instrument_timed_it_so() {
     assert_eq!(stage.cpu_us, Some(24_000.0));
     assert_ne!(stage.call_us, under_spinner.call.call_us);
 }
+
+#[test]
+fn a_sampled_probe_with_no_readable_round_is_a_saturated_machine() {
+    // Every round of the call had its spinner queued for a core.
+    let mut r = report(0.0, 0.99, CONTROLS);
+    r.instrument = Some(Instrument::Sampled);
+    for f in r.rounds_figures.iter_mut().filter(|f| f.arm == CALL) {
+        f.blocked = None;
+    }
+    let j = judge(&plan(None), &run(r.clone()));
+    assert_eq!(j.verdict, Verdict::CannotJudge);
+    assert!(
+        j.reason.contains("no free core: none of 5 rounds"),
+        "{}",
+        j.reason
+    );
+    // Twin: the same document from the schedstat instrument, which marks
+    // every round it could read, is a broken instrument.
+    r.instrument = Some(Instrument::Schedstat);
+    let j = judge(&plan(None), &run(r));
+    assert!(j.reason.contains("broken instrument"), "{}", j.reason);
+}
