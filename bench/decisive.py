@@ -1,41 +1,61 @@
 #!/usr/bin/env python3
-"""Decisiveness and wrong verdicts of E19 (and E15) under noise: the figures
-issue 10 asks for, from `runner stress` on the release binary.
+"""The decisive table: how often each row kind reaches a verdict, and how
+often a wrong one, under noise, for every scheduler witness (issue 24).
 
-Cells: row x server x noise, each `--runs N` fresh gates. A server that must
-fail is granian with one handler thread (the row's `threads: 1`) and the
-fault server's `serialise` mode (two handler threads, every app call behind
-one lock); granian with two threads must pass. Prints one table: pass, fail,
-cannot judge, wrong, decisive share, median wall per gate.
+Each cell is one case x noise x witness: `--runs N` fresh gates through
+`runner stress` (or N `runner advise` runs), release binary. Every
+must-pass case stands beside its must-fail twins:
 
-    python3 bench/decisive.py --runs 50            # E19, all cells
-    python3 bench/decisive.py --runs 20 --rows E15 --noise none,burst
-    python3 bench/decisive.py --runs 10 --witness off --noise none,burst
-    python3 bench/decisive.py --runs 5 --exe /tmp/runner-base   # another build
+- E19: granian with two threads (pass); granian with one thread and the
+  fault server's `serialise` mode (fail);
+- E15: granian with two workers (pass); gunicorn `--preload` (the runtime
+  does not survive the fork) and one worker (fail);
+- C5: granian with two threads (pass); the fault server's
+  `thread-per-connection` mode (fail);
+- every GIL row (pass), and the same row expecting the other answer (a
+  holding call read as holding fails `expect: releases`, and so on);
+- advise: the fixture's four views, libapp's five and the model app's
+  three, each against the advice its docs expect (right, no advice, or
+  wrong).
 
-`--witness off` runs every gate as a platform without the scheduler witness
-(macOS) does: the wall-clock rules alone (the runner's `--witness off`); the
-table gains a `witness` column.
+Noise: none, burst and spin are `runner stress --noise`; `burst2` is two
+desynchronised burst loads (the runner's, and one this script starts 50 ms
+out of phase), so both cores are busy part of the time.
+Witness: `on` (Linux's accounting), `portable` (what macOS gives: on-CPU
+time, sampled run state, host idle), `off` (the wall rules alone).
+
+The grid is large: pick a subset with --cases (comma list of prefixes:
+`E19`, `E15:preload`, `GIL-numpy`, `advise:libapp`, ...), --noise and
+--witness. The table goes to stdout (Markdown) and, with --out, to a file
+together with the command that made it and the machine's load.
+
+    python3 bench/decisive.py --runs 10
+    python3 bench/decisive.py --runs 5 --cases E19,GIL-numpy --noise none,burst2 --witness portable,off
+    python3 bench/decisive.py --list          # every case name
 """
 
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NOISES = ["none", "burst", "spin", "burst2"]
+WITNESSES = ["on", "portable", "off"]
 
 
-def fault_profile(folder, fault):
+def fault_profile(folder, fault, extra=()):
     """A profile starting fixtures/faultserver with `fault` (JSON is YAML)."""
     script = os.path.join(ROOT, "fixtures", "faultserver", "faultserver.py")
     profile = {
         "name": "fault-" + fault,
         "argv": ["{python}", script, "--host", "{host}", "--port", "{port}",
-                 "--app-dir", "{app_dir}", "--fault", fault, "{knobs}"],
+                 "--app-dir", "{app_dir}", "--fault", fault, *extra, "{knobs}"],
         "knobs": {"threads": ["--threads", "{threads}"]},
         "ready": {"path": "/", "timeout_ms": 20000},
         "env": {"PYTHONUNBUFFERED": "1"},
@@ -47,65 +67,252 @@ def fault_profile(folder, fault):
     return path
 
 
-def one_thread_row(folder, row):
-    """The row with `threads: 1` for its server (E19's releasing view then
-    runs one request at a time)."""
+def gunicorn_preload(folder):
+    """gunicorn that can import the app in the master (runner/tests/e15.rs)."""
+    path = os.path.join(folder, "gunicorn-preload.yaml")
+    with open(path, "w") as f:
+        f.write("""name: gunicorn-preload
+package: gunicorn
+argv: ["{python}", "-m", "gunicorn", "--chdir", "{app_dir}", "-b", "{host}:{port}", "-k", "gthread", "{knobs}", "{app}"]
+knobs:
+  threads: ["--threads", "{threads}"]
+  workers: ["-w", "{workers}"]
+  preload: ["--preload"]
+  no_preload: []
+ready:
+  path: /
+  timeout_ms: 60000
+stop_grace_ms: 3000
+""")
+    return path
+
+
+def edited_row(folder, row, suffix, pairs):
+    """specs/ROW.yaml with each (old, new) replaced once, as ROW-SUFFIX."""
     with open(os.path.join(ROOT, "specs", row + ".yaml")) as f:
-        text = f.read().replace("  threads: 2", "  threads: 1", 1)
-    text = text.replace("id: %s" % row, "id: %s-one-thread" % row, 1)
-    path = os.path.join(folder, "%s-one-thread.yaml" % row)
+        text = f.read()
+    for old, new in pairs:
+        if old not in text:
+            sys.exit("%s.yaml has no %r to edit" % (row, old))
+        text = text.replace(old, new, 1)
+    text = text.replace("id: %s" % row, "id: %s-%s" % (row, suffix), 1)
+    path = os.path.join(folder, "%s-%s.yaml" % (row, suffix))
     with open(path, "w") as f:
         f.write(text)
     return path
 
 
+def gil_rows():
+    return sorted(n[:-5] for n in os.listdir(os.path.join(ROOT, "specs"))
+                  if n.startswith("GIL-") and n.endswith(".yaml"))
+
+
+def gate_cases(folder):
+    """(name, label, target row, server or None, expected verdict)."""
+    cases = [
+        ("E19", "granian, 2 threads", "E19", None, "pass"),
+        ("E19:one-thread", "granian, 1 thread", edited_row(folder, "E19", "one-thread", [("  threads: 2", "  threads: 1")]), None, "fail"),
+        ("E19:serialise", "faultserver serialise", "E19", fault_profile(folder, "serialise"), "fail"),
+        ("E15", "granian, 2 workers", "E15", None, "pass"),
+        ("E15:preload", "gunicorn --preload", edited_row(folder, "E15", "preload", [("  preload: false", "  preload: true")]), gunicorn_preload(folder), "fail"),
+        ("C5", "granian, 2 threads", "C5", None, "pass"),
+        ("C5:thread-per-connection", "faultserver thread-per-connection", "C5",
+         fault_profile(folder, "thread-per-connection", ["--idle-timeout-s", "2"]), "fail"),
+    ]
+    for row in gil_rows():
+        with open(os.path.join(ROOT, "specs", row + ".yaml")) as f:
+            text = f.read()
+        expect = "releases" if "expect: releases" in text else "holds"
+        other = "holds" if expect == "releases" else "releases"
+        cases.append((row, "expects %s" % expect, row, None, "pass"))
+        cases.append((row + ":flipped", "expects %s" % other,
+                      edited_row(folder, row, "flipped", [("expect: " + expect, "expect: " + other)]), None, "fail"))
+    return cases
+
+
+def advise_cases():
+    """(name, label, argv after `advise`, expected advice)."""
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import advise  # noqa: E402 - the views and their expected advice live there
+    import libapp  # noqa: E402
+    out = []
+    for name, path, expected in advise.VIEWS:
+        out.append(("advise:fixture:" + name.replace(" ", "-"), "fixture " + name,
+                    ["--path", path, "--server", "granian"], expected))
+    for name, path, expected, _, _ in libapp.VIEWS:
+        out.append(("advise:libapp:" + path.strip("/"), "libapp " + name,
+                    ["--path", path, "--server", "granian", "--app", "app:app", "--app-dir", str(libapp.APP_DIR)],
+                    expected))
+    for name, path, expected, server in advise.MODEL_VIEWS:
+        out.append(("advise:model:" + name.replace(" ", "-").replace(",", ""), "model " + name,
+                    ["--path", path, "--server", server] + advise.MODEL_APP, expected))
+    return out
+
+
+class SecondBurst:
+    """One more burst load, 50 ms out of phase with the runner's (burst2)."""
+
+    def __init__(self):
+        code = ("import time\ntime.sleep(0.05)\nend=time.monotonic()+3600\n"
+                "while time.monotonic()<end:\n t=time.monotonic()+0.1\n"
+                " while time.monotonic()<t: pass\n time.sleep(0.1)\n")
+        self.proc = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def stress(exe, target, server, noise, expect, runs, witness):
+    argv = [exe, "stress", target, "--runs", str(runs), "--noise", "burst" if noise == "burst2" else noise,
+            "--expect", expect, "--json", "--witness", witness]
+    if server:
+        argv += ["--server", server]
+    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=7200)
+    if proc.returncode not in (0, 1):
+        return None, "stress exit %d: %s" % (proc.returncode, proc.stderr.strip()[-400:])
+    s = json.loads(proc.stdout)
+    v = s["verdicts"]
+    walls = [r["figures"].get("gate ms", 0) / 1000 for r in s["results"]]
+    reasons = [r["reason"] for r in s["results"] if r["verdict"] == "cannot-judge" or r.get("wrong")]
+    return {"runs": s["runs"], "pass": v.get("pass", 0), "fail": v.get("fail", 0),
+            "cannot": v.get("cannot-judge", 0) + v.get("not-applicable", 0), "wrong": s["wrong"],
+            "median_s": statistics.median(walls) if walls else 0.0}, "; ".join(reasons[:2])
+
+
+def advise_runs(exe, argv, expected, noise, runs, witness):
+    right = none = wrong = 0
+    walls = []
+    notes = []
+    load = None
+    if noise in ("burst", "spin", "burst2"):
+        load = []
+        # The runner's own noise loads start with `stress`; advise has none,
+        # so the same patterns are started here.
+        busy = {"burst": 1, "burst2": 2, "spin": 1}[noise]
+        for i in range(busy):
+            if noise == "spin":
+                code = "end=__import__('time').monotonic()+3600\nwhile __import__('time').monotonic()<end: pass\n"
+            else:
+                code = ("import time\ntime.sleep(%s)\nend=time.monotonic()+3600\n"
+                        "while time.monotonic()<end:\n t=time.monotonic()+0.1\n"
+                        " while time.monotonic()<t: pass\n time.sleep(0.1)\n") % (0.05 * i)
+            load.append(subprocess.Popen([sys.executable, "-c", code], start_new_session=True))
+    try:
+        for _ in range(runs):
+            started = time.monotonic()
+            out = subprocess.run([exe, "advise", *argv, "--json", "--witness", witness],
+                                 cwd=ROOT, capture_output=True, text=True, timeout=900)
+            walls.append(time.monotonic() - started)
+            try:
+                doc = json.loads(out.stdout)
+            except json.JSONDecodeError:
+                doc = {}
+            kind = (doc.get("advice") or {}).get("kind", "none")
+            if kind == expected:
+                right += 1
+            elif kind == "none":
+                none += 1
+                notes.append(str(doc.get("reason", out.stderr.strip()[-200:]))[:200])
+            else:
+                wrong += 1
+                notes.append("WRONG %s: %s" % (kind, str(doc.get("reason", ""))[:200]))
+    finally:
+        for p in load or []:
+            p.kill()
+            p.wait()
+    return {"runs": runs, "pass": right, "fail": 0, "cannot": none, "wrong": wrong,
+            "median_s": statistics.median(walls) if walls else 0.0}, "; ".join(notes[:2])
+
+
+def selected(name, prefixes):
+    """Whether `name` is one of `prefixes` or a case under one (`E19` takes
+    E19:one-thread too; `advise:libapp` every libapp view)."""
+    return not prefixes or any(name == p or name.startswith(p + ":") for p in prefixes)
+
+
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=50)
-    ap.add_argument("--rows", default="E19")
-    ap.add_argument("--noise", default="none,burst,spin")
-    ap.add_argument("--cases", default="pass,one-thread,serialise",
-                    help="which servers: pass (granian, 2 threads), one-thread, serialise")
-    ap.add_argument("--witness", default="on", choices=["on", "off"],
-                    help="off: no scheduler witness, the wall rules alone (the macOS path)")
-    ap.add_argument("--exe", help="a runner binary to measure (default: build the release one)")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--cases", default="", help="comma list of case names or prefixes (default: all)")
+    ap.add_argument("--noise", default=",".join(NOISES))
+    ap.add_argument("--witness", default=",".join(WITNESSES))
+    ap.add_argument("--exe", help="a runner binary (default: build the release one)")
+    ap.add_argument("--out", help="also write the table, its command and the load here")
+    ap.add_argument("--list", action="store_true", help="print every case name and exit")
     args = ap.parse_args()
+    folder = tempfile.mkdtemp(prefix="decisive-")
+    gates = gate_cases(folder)
+    advises = advise_cases()
+    if args.list:
+        for c in gates:
+            print("%-28s %-36s must %s" % (c[0], c[1], c[4]))
+        for c in advises:
+            print("%-28s %-36s must advise %s" % (c[0], c[1], c[3]))
+        return
+    prefixes = [p for p in args.cases.split(",") if p]
     exe = args.exe
     if not exe:
         subprocess.run(["cargo", "build", "-q", "--release", "-p", "runner"], cwd=ROOT, check=True)
         exe = os.path.join(ROOT, "target", "release", "runner")
-    folder = tempfile.mkdtemp(prefix="decisive-")
-    print("| row | server | noise | witness | runs | pass | fail | cannot judge | wrong | decisive | median s/gate |")
-    print("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
-    for row in args.rows.split(","):
-        cases = {
-            "pass": (row, "granian", "pass"),
-            "one-thread": (one_thread_row(folder, row), "granian", "fail"),
-            "serialise": (row, fault_profile(folder, "serialise"), "fail"),
-        }
-        for case in args.cases.split(","):
-            if row != "E19" and case != "pass":
-                continue
-            target, server, expect = cases[case]
-            for noise in args.noise.split(","):
-                proc = subprocess.run(
-                    [exe, "stress", target, "--runs", str(args.runs), "--server", server,
-                     "--noise", noise, "--expect", expect, "--json", "--witness", args.witness],
-                    cwd=ROOT, capture_output=True, text=True, timeout=3600,
-                )
-                if proc.returncode not in (0, 1):
-                    print("stress failed (exit %d): %s" % (proc.returncode, proc.stderr[-2000:]), file=sys.stderr)
-                    continue
-                s = json.loads(proc.stdout)
-                v = s["verdicts"]
-                decisive = v.get("pass", 0) + v.get("fail", 0)
-                walls = [r["figures"].get("gate ms", 0) / 1000 for r in s["results"]]
-                label = "granian (2 threads)" if case == "pass" else (
-                    "granian (1 thread)" if case == "one-thread" else "faultserver serialise")
-                print("| %s | %s | %s | %s | %d | %d | %d | %d | %d | %.0f%% | %.2f |" % (
-                    row, label, noise, args.witness, s["runs"], v.get("pass", 0), v.get("fail", 0),
-                    v.get("cannot-judge", 0), s["wrong"], 100.0 * decisive / max(1, s["runs"]),
-                    statistics.median(walls) if walls else 0.0), flush=True)
+    noises = [n for n in args.noise.split(",") if n]
+    witnesses = [w for w in args.witness.split(",") if w]
+    for n in noises:
+        if n not in NOISES:
+            sys.exit("--noise %s: use %s" % (n, ",".join(NOISES)))
+    for w in witnesses:
+        if w not in WITNESSES:
+            sys.exit("--witness %s: use %s" % (w, ",".join(WITNESSES)))
+    lines = ["| case | server / view | must | noise | witness | runs | right | cannot judge | wrong | decisive | median s | note |",
+             "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    print("\n".join(lines), flush=True)
+    load_before = os.getloadavg()
+    started = time.time()
+    total_wrong = 0
+    for name, label, target, server, expect in gates:
+        if not selected(name, prefixes):
+            continue
+        for noise in noises:
+            for witness in witnesses:
+                extra = SecondBurst() if noise == "burst2" else None
+                try:
+                    cell, note = stress(exe, target, server, noise, expect, args.runs, witness)
+                finally:
+                    if extra:
+                        extra.stop()
+                lines.append(row_line(name, label, expect, noise, witness, cell, note, expect))
+                print(lines[-1], flush=True)
+                total_wrong += cell["wrong"] if cell else 0
+    for name, label, argv, expected in advises:
+        if not selected(name, prefixes):
+            continue
+        for noise in noises:
+            for witness in witnesses:
+                cell, note = advise_runs(exe, argv, expected, noise, args.runs, witness)
+                lines.append(row_line(name, label, "advise " + expected, noise, witness, cell, note, "pass"))
+                print(lines[-1], flush=True)
+                total_wrong += cell["wrong"]
+    load_after = os.getloadavg()
+    footer = ("\nwrong verdicts in all: %d. Load average (1, 5, 15 min) before %s, after %s; %.0f min.\n"
+              % (total_wrong, "/".join("%.1f" % x for x in load_before),
+                 "/".join("%.1f" % x for x in load_after), (time.time() - started) / 60))
+    print(footer)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write("Made by `python3 %s`\n\n" % " ".join(shlex.quote(a) for a in ["bench/decisive.py"] + sys.argv[1:]))
+            f.write("\n".join(lines) + "\n" + footer)
+    sys.exit(1 if total_wrong else 0)
+
+
+def row_line(name, label, must, noise, witness, cell, note, expect):
+    if cell is None:
+        return "| %s | %s | %s | %s | %s | - | - | - | - | - | - | %s |" % (name, label, must, noise, witness, note)
+    right = cell["pass"] if expect == "pass" else cell["fail"]
+    # A verdict either way is decisive (wrong ones included, and counted).
+    decisive = cell["pass"] + cell["fail"] + (cell["wrong"] if must.startswith("advise") else 0)
+    return "| %s | %s | %s | %s | %s | %d | %d | %d | %d | %.0f%% | %.1f | %s |" % (
+        name, label, must, noise, witness, cell["runs"], right, cell["cannot"], cell["wrong"],
+        100.0 * decisive / max(1, cell["runs"]), cell["median_s"], note.replace("|", "/")[:160])
 
 
 if __name__ == "__main__":

@@ -256,3 +256,43 @@ fn with_the_witness_off_a_serialising_server_fails_by_the_wall_rules_or_cannot_j
     assert_eq!(busy.verdict(), "cannot-judge", "{}", busy.reason());
     run.assert_no_survivors();
 }
+
+// The portable witness (`--witness portable`): what macOS gives (on-CPU
+// time, run state sampled every 1 ms, host idle), taken on Linux through
+// /proc, judged by the same rulebook. Every witnessed pair says it was read
+// that way (its samples), so a run that silently fell back to the
+// accounting cannot pass these.
+
+/// Asserts every witnessed pair of `mode` was read by the portable witness.
+fn assert_sampled(figures: &serde_json::Value, run: &serde_json::Value, mode: &str) {
+    let pairs = run[mode]["witness"].as_array().unwrap();
+    assert!(!pairs.is_empty(), "{figures}");
+    for p in pairs.iter().filter(|p| !p.is_null()) {
+        assert!(p["sampled"]["samples"].as_u64().unwrap() >= 8, "{p}");
+    }
+}
+
+#[test]
+fn e19_passes_with_the_portable_witness() {
+    let run = gate_json(&["E19", "--witness", "portable"]);
+    assert_eq!(run.verdict(), "pass", "{}", run.reason());
+    let r = run.result();
+    assert_sampled(&r["figures"], &r["run"], "under_test");
+    assert_sampled(&r["figures"], &r["run"], "control");
+    run.assert_no_survivors();
+}
+
+#[test]
+fn e19_fails_with_one_thread_and_the_portable_witness() {
+    let dir = tempfile::tempdir().unwrap();
+    let row = edited_row(
+        dir.path(),
+        "E19-one-thread.yaml",
+        &[("threads: 2", "threads: 1")],
+    );
+    let run = gate_json(&[row.to_str().unwrap(), "--witness", "portable"]);
+    assert_eq!(run.verdict(), "fail", "{}", run.reason());
+    let r = run.result();
+    assert_sampled(&r["figures"], &r["run"], "under_test");
+    run.assert_no_survivors();
+}

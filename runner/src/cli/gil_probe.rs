@@ -66,9 +66,15 @@ pub struct GilProbeArgs {
     #[arg(long, value_delimiter = ',', value_name = "NAME,NAME,...")]
     pub stage: Vec<String>,
 
-    /// auto (schedstat where the kernel has it), schedstat, or iterations
-    /// (the lost-iteration fallback).
-    #[arg(long, default_value = "auto", value_name = "auto|schedstat|iterations")]
+    /// auto (schedstat where the kernel has it; sampled on macOS and with
+    /// --witness portable; iterations with --witness off), schedstat,
+    /// iterations (the lost-iteration fallback), or sampled (the spinner's
+    /// run state sampled from outside: the portable witness).
+    #[arg(
+        long,
+        default_value = "auto",
+        value_name = "auto|schedstat|iterations|sampled"
+    )]
     pub instrument: String,
 
     #[command(flatten)]
@@ -109,9 +115,10 @@ fn block(args: &GilProbeArgs) -> Result<GilBlock, String> {
         }
         "schedstat" => InstrumentChoice::Schedstat,
         "iterations" => InstrumentChoice::Iterations,
+        "sampled" => InstrumentChoice::Sampled,
         other => {
             return Err(format!(
-                "--instrument {other}: use auto, schedstat or iterations"
+                "--instrument {other}: use auto, schedstat, iterations or sampled"
             ))
         }
     };

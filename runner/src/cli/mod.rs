@@ -51,16 +51,18 @@ pub struct Cli {
     pub host: Option<String>,
 
     // CI at scale (issue 19): the macOS path, forced on Linux.
-    /// `off` measures as a platform without per-thread scheduler accounting
-    /// does (macOS): no scheduler witness, the wall-clock rules decide, and
-    /// the gil-probe's `auto` instrument is lost iterations. `on` (the
-    /// default) uses the witness where the kernel has it.
+    /// `on` (the default) takes the scheduler witness from the kernel's
+    /// per-thread accounting on Linux, and from the portable reading on
+    /// macOS. `portable` takes only what macOS gives (on-CPU time, sampled
+    /// run state, host idle), also on Linux, so the macOS path is measured
+    /// there. `off`: no witness at all, the wall-clock rules decide, and
+    /// the gil-probe's `auto` instrument is lost iterations.
     #[arg(
         long,
         global = true,
         value_enum,
         default_value = "on",
-        value_name = "on|off"
+        value_name = "on|portable|off"
     )]
     pub witness: WitnessSwitch,
 
@@ -147,6 +149,7 @@ pub enum Command {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum WitnessSwitch {
     On,
+    Portable,
     Off,
 }
 
@@ -180,9 +183,13 @@ impl SchemaOf {
 
 /// Runs the command the flags name.
 pub async fn dispatch(cli: Cli) -> Finish {
-    if cli.witness == WitnessSwitch::Off {
-        // Before anything measures: nothing has read the accounting yet.
-        runner::kernel::schedstat::force_off();
+    // Before anything measures: nothing has read the accounting yet.
+    match cli.witness {
+        WitnessSwitch::Off => {
+            runner::kernel::schedstat::force_off();
+        }
+        WitnessSwitch::Portable => runner::kernel::portable::force_portable(),
+        WitnessSwitch::On => {}
     }
     if let Some(host) = &cli.host {
         if let Err(e) = runner::server::loopback::parse_host(host)

@@ -49,6 +49,14 @@ pub struct PairsReading {
     /// The serving threads' on-CPU share of the wall (each thread's share,
     /// averaged): near 1 computing, near 0 asleep.
     pub on_cpu: Spread,
+    /// The portable reading only (`kernel/portable`): the share of samples
+    /// in which both serving threads were runnable at once ...
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub together: Option<Spread>,
+    /// ... and the unconvoyed P with only the group's *other* tasks' core
+    /// waits counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unconvoyed_third: Option<Spread>,
 }
 
 /// The pairs of `witnesses` that `counted` keeps.
@@ -86,6 +94,8 @@ pub fn reduce(witnesses: &[Option<Witness>], which: Counted) -> Option<PairsRead
         blocked: spread(&|w| Some(share(w, |t| t.blocked_ns)))?,
         run_queue: spread(&|w| Some(share(w, |t| t.run_queue_ns)))?,
         on_cpu: spread(&|w| Some(share(w, |t| t.on_cpu_ns)))?,
+        together: spread(&|w| w.sampled.and_then(|s| s.together)),
+        unconvoyed_third: spread(&|w| w.sampled.and_then(|s| s.unconvoyed_third)),
     })
 }
 
@@ -116,6 +126,7 @@ mod tests {
             unseen,
             appeared: 0,
             vanished: 0,
+            sampled: None,
         }
     }
 

@@ -21,6 +21,25 @@ use serde::Serialize;
 
 use crate::kernel::schedstat::{GroupDelta, TaskDelta};
 
+/// What the portable reading adds to a pair's witness.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+pub struct SampledFacts {
+    /// Sampling rounds over the pair.
+    pub samples: u32,
+    /// The host's idle time over the pair's wall, in cores; None where it
+    /// could not be read.
+    pub host_idle_cores: Option<f64>,
+    /// The share of sampling rounds in which both serving threads read
+    /// runnable at once; None unless two serving threads were sampled.
+    pub together: Option<f64>,
+    /// The serving threads' runnable parallelism with each one's blocked
+    /// time that run-queue waits of the group's *other* tasks (not the
+    /// serving threads) could explain counted as runnable: what a starved
+    /// I/O thread could have hidden, where [`Self::together`] rules out the
+    /// serving threads' convoy of each other.
+    pub unconvoyed_third: Option<f64>,
+}
+
 /// One serving thread over the pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ThreadFigures {
@@ -63,6 +82,10 @@ pub struct Witness {
     /// last figures are lost, so P is then a lower bound).
     pub appeared: usize,
     pub vanished: usize,
+    /// Where the portable reading took the pair (`kernel/portable`): its
+    /// samples and the host's idle cores; None for the accounting's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampled: Option<SampledFacts>,
 }
 
 impl Witness {
@@ -223,6 +246,7 @@ pub fn witness(delta: &GroupDelta, serving_tids: &[i32]) -> Witness {
         unseen,
         appeared: delta.appeared,
         vanished: delta.vanished,
+        sampled: None,
     }
 }
 

@@ -10,6 +10,7 @@
 
 use serde::Serialize;
 
+use crate::kernel::portable::{self, PairSampler, Reading};
 use crate::kernel::schedstat::{self, GroupDelta, Snapshot};
 
 /// The server's CPU over one window.
@@ -27,8 +28,36 @@ pub struct ServerCpu {
 
 /// Why there are no CPU figures here, if there are none: the accounting
 /// cannot be trusted on this machine (the message says what to change).
+/// With the portable witness (`--witness portable`, macOS) the run-queue
+/// figure is its estimate from sampled run state.
 pub fn unavailable() -> Option<String> {
-    schedstat::availability().reason()
+    portable::reading().err()
+}
+
+/// A window being read, by the witness's reading.
+pub enum Window {
+    Accounting(Snapshot),
+    Sampled(PairSampler),
+}
+
+/// Opens a window on the group's CPU now.
+pub fn open(pgid: i32) -> Result<Window, String> {
+    match portable::reading() {
+        Ok(Reading::Sampled) => Ok(Window::Sampled(PairSampler::start(
+            &portable::group_members(pgid),
+        ))),
+        _ => snapshot(pgid).map(Window::Accounting),
+    }
+}
+
+/// Closes `window`: the group's figures over it.
+pub fn close(window: Window, pgid: i32) -> Result<Option<ServerCpu>, String> {
+    match window {
+        Window::Accounting(before) => snapshot(pgid).map(|after| between(&before, &after)),
+        Window::Sampled(sampler) => portable::reduce::reduce(&sampler.finish())
+            .map(|(delta, _)| from_delta(&delta))
+            .map_err(|why| format!("the portable witness has no reading of the window: {why:?}")),
+    }
 }
 
 /// Reads the group now; None (with the reason) when `/proc` cannot be read.

@@ -451,12 +451,12 @@ async fn run_setting(
         LoadEvent::WindowStarted => {
             pss.sample(pgid);
             if cpu_unavailable.is_none() {
-                before = Some(cpu::snapshot(pgid));
+                before = Some(cpu::open(pgid));
             }
         }
         LoadEvent::WindowEnded => {
             if let Some(b) = before.take() {
-                cpu_figures = b.and_then(|b| cpu::snapshot(pgid).map(|a| cpu::between(&b, &a)));
+                cpu_figures = b.and_then(|b| cpu::close(b, pgid));
             }
             pss.sample(pgid);
         }

@@ -149,6 +149,7 @@ mod tests {
             unseen: Vec::new(),
             appeared: 0,
             vanished: 0,
+            sampled: None,
         }
     }
 

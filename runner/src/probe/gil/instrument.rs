@@ -64,13 +64,16 @@ pub enum Instrument {
     Schedstat,
     /// The spinner's lost iterations against interleaved baseline rounds.
     Iterations,
+    /// The spinner's blocked share from its run state sampled from outside
+    /// (the portable witness: `--witness portable`, and macOS).
+    Sampled,
 }
 
 impl Instrument {
     /// The reading's name in tables and headlines.
     pub fn reading(self) -> &'static str {
         match self {
-            Instrument::Schedstat => "blocked",
+            Instrument::Schedstat | Instrument::Sampled => "blocked",
             Instrument::Iterations => "lost",
         }
     }
@@ -138,6 +141,12 @@ pub struct RoundFigure {
     /// (its wait not yet in schedstat): such a round has no reading.
     #[serde(default)]
     pub settled: Option<bool>,
+    /// The round's edges on the instrument's perf_counter clock, s: where
+    /// the sampled reading (`sampled.rs`) reads the spinner.
+    #[serde(default)]
+    pub t0: Option<f64>,
+    #[serde(default)]
+    pub t1: Option<f64>,
 }
 
 /// Something the instrument reports instead of figures.
@@ -235,6 +244,19 @@ pub struct InstrumentReport {
     pub rounds_s: Option<f64>,
     #[serde(default)]
     pub elapsed_s: Option<f64>,
+    /// Every thread of the instrument's process after the rounds (Linux;
+    /// None elsewhere), and the ones Python started.
+    #[serde(default)]
+    pub native_threads: Option<u32>,
+    #[serde(default)]
+    pub python_threads: Option<u32>,
+    /// The spinner's id, as the instrument read it.
+    #[serde(default)]
+    pub spinner_tid: Option<i64>,
+    /// The sampled reading's samples, between the run and their reduction
+    /// (never in a report).
+    #[serde(skip)]
+    pub spinner_samples: Option<Vec<crate::kernel::portable::ThreadSample>>,
 }
 
 /// How a run of the instrument ended.
@@ -282,16 +304,32 @@ pub fn fixture_dir(project_root: &Path) -> PathBuf {
 }
 
 /// Runs the instrument for `plan` with `python`, from the current folder (so
-/// the user's own modules import), and reads its document.
+/// the user's own modules import), and reads its document. A sampled run's
+/// samples ride in the document ([`InstrumentReport::spinner_samples`]) for
+/// `super::measure` to reduce.
 pub async fn measure(
     python: &Path,
     fixture_dir: &Path,
     plan: &GilPlan,
     limits: GilLimits,
 ) -> GilRun {
-    let argv = plan.instrument_args();
+    let mut argv = plan.instrument_args();
     let started = Instant::now();
-    let (outcome, stderr_tail) = run(python, fixture_dir, &argv, limits).await;
+    let sampled = argv.iter().any(|a| a == "--instrument=sampled");
+    let tid_file = sampled.then(|| {
+        std::env::temp_dir().join(format!(
+            "gilprobe-spinner-{}-{}",
+            std::process::id(),
+            TID_FILES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ))
+    });
+    if let Some(path) = &tid_file {
+        argv.push(format!("--tid-file={}", path.display()));
+    }
+    let (outcome, stderr_tail) = run(python, fixture_dir, &argv, limits, tid_file.as_deref()).await;
+    if let Some(path) = &tid_file {
+        let _ = std::fs::remove_file(path);
+    }
     GilRun {
         python: python.to_path_buf(),
         argv,
@@ -301,11 +339,17 @@ pub async fn measure(
     }
 }
 
+/// Tells one run's spinner-id file from another's.
+static TID_FILES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// Runs the instrument; with `tid_file`, samples its spinner from outside
+/// meanwhile (the samples ride in the report until `measure` reduces them).
 async fn run(
     python: &Path,
     fixture_dir: &Path,
     argv: &[String],
     limits: GilLimits,
+    tid_file: Option<&Path>,
 ) -> (RunOutcome, String) {
     let script = fixture_dir.join("gilprobe.py");
     if !script.is_file() {
@@ -368,6 +412,13 @@ async fn run(
             )
         }
     };
+    let watch = tid_file.and_then(|path| {
+        let pid = i32::try_from(guard.child_mut().id()).ok()?;
+        Some(crate::kernel::portable::ThreadWatch::start(
+            pid,
+            path.to_path_buf(),
+        ))
+    });
     let io = async { tokio::join!(read_head(out, STDOUT_CAP), read_tail(err, STDERR_CAP)) };
     let Ok((stdout, stderr)) = tokio::time::timeout(limits.timeout, io).await else {
         guard.stop();
@@ -391,7 +442,11 @@ async fn run(
     };
     // Whatever the leader left behind (a spawned scale worker) goes too.
     guard.stop();
-    (parse(&stdout, status), stderr_tail)
+    let mut outcome = parse(&stdout, status);
+    if let (Some(watch), RunOutcome::Report { report }) = (watch, &mut outcome) {
+        report.spinner_samples = Some(watch.finish());
+    }
+    (outcome, stderr_tail)
 }
 
 /// The document from stdout, or why there is none.

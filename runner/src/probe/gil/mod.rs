@@ -13,6 +13,8 @@
 //! - [`judge()`]: releases / holds / cannot judge, a pure function of the plan
 //!   and the run: `judge/figures.rs` reduces the instrument's report,
 //!   `judge/rules.rs` decides, `judge/words.rs` says why;
+//! - [`sampled`]: the portable reading (the spinner's run state sampled
+//!   from outside: `--witness portable`, and macOS) reduced to round figures;
 //! - [`render()`]: the terminal table;
 //! - [`stages`]: the stage table (`runner gil-probe --stage`);
 //! - [`ask`]: the sequence `runner gil-probe` and advise's `--call` run
@@ -27,12 +29,29 @@ pub mod instrument;
 pub mod judge;
 pub mod plan;
 pub mod render;
+pub mod sampled;
 pub mod stages;
 
 pub use crate::host::requires::Requirement;
-pub use instrument::{
-    fixture_dir, measure, GilLimits, GilRun, Instrument, InstrumentReport, RunOutcome,
-};
+pub use instrument::{fixture_dir, GilLimits, GilRun, Instrument, InstrumentReport, RunOutcome};
+
+/// Runs the instrument for `plan` (`instrument::measure`) and, where it
+/// read the spinner by samples (the portable witness), reduces them to each
+/// round's figures (`sampled`).
+pub async fn measure(
+    python: &std::path::Path,
+    fixture_dir: &std::path::Path,
+    plan: &GilPlan,
+    limits: GilLimits,
+) -> GilRun {
+    let mut run = instrument::measure(python, fixture_dir, plan, limits).await;
+    if let RunOutcome::Report { report } = &mut run.outcome {
+        if let Some(samples) = report.spinner_samples.take() {
+            sampled::fill(report, &samples, plan.bounds.runqueue_at_most);
+        }
+    }
+    run
+}
 pub use judge::{judge, ArmFigures, GilFigures, GilJudgement, ScaleFigures};
 pub use plan::{Expect, GilBlock, GilBounds, GilPlan, InstrumentChoice, PlanError, Target};
 pub use render::{render, render_scale};

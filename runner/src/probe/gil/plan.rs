@@ -124,6 +124,9 @@ pub enum InstrumentChoice {
     Schedstat,
     /// The lost-iteration fallback, also where schedstat exists (to test it).
     Iterations,
+    /// The portable witness's reading: the spinner's run state sampled from
+    /// outside (`auto` on macOS and with `--witness portable`).
+    Sampled,
 }
 
 impl InstrumentChoice {
@@ -132,6 +135,7 @@ impl InstrumentChoice {
             InstrumentChoice::Auto => "auto",
             InstrumentChoice::Schedstat => "schedstat",
             InstrumentChoice::Iterations => "iterations",
+            InstrumentChoice::Sampled => "sampled",
         }
     }
 }
@@ -262,6 +266,16 @@ impl GilPlan {
         let instrument = match self.instrument {
             InstrumentChoice::Auto if crate::kernel::schedstat::forced_off() => {
                 InstrumentChoice::Iterations
+            }
+            // With the portable witness (`--witness portable`, macOS), auto
+            // reads the spinner as that witness does.
+            InstrumentChoice::Auto
+                if matches!(
+                    crate::kernel::portable::reading(),
+                    Ok(crate::kernel::portable::Reading::Sampled)
+                ) =>
+            {
+                InstrumentChoice::Sampled
             }
             other => other,
         };

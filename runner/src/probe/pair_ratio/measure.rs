@@ -39,8 +39,9 @@ use crate::host::limits::Limits;
 use crate::http::reply;
 use crate::http::{Connection, HttpError, Reply};
 use crate::kernel::control::{CapacityControl, ControlError, ControlSample};
+use crate::kernel::portable::{self, PairSampler, Reading};
 use crate::kernel::quiet::{QuietWaits, QuietWindow};
-use crate::kernel::schedstat::{self, Availability, Snapshot};
+use crate::kernel::schedstat::{self, Snapshot};
 use crate::kernel::witness::{self, Witness};
 use crate::probe::seeds::Seeds;
 use crate::probe::trial::{ProbeEvent, TrialLoop};
@@ -117,8 +118,14 @@ struct Session<'a> {
     lane_of: [usize; 2],
     /// Set when a reply named its connection's port byte-swapped.
     swapped_peer_port: std::cell::Cell<bool>,
-    /// Whether to take the scheduler witness of each pair.
-    witness: bool,
+    /// Which reading takes the scheduler witness of each pair, if any.
+    witness: Option<Reading>,
+}
+
+/// A pair's first reading, by the witness's reading.
+enum Before {
+    Accounting(Snapshot),
+    Sampled(PairSampler),
 }
 
 impl Session<'_> {
@@ -183,23 +190,36 @@ impl Session<'_> {
         let (url_a, seed_a) = self.url(mode);
         let (url_b, seed_b) = self.url(mode);
         let limit = self.limits.request;
-        let before = self
-            .witness
-            .then(|| Snapshot::of_pids(&self.lanes[lane].members));
+        let members = &self.lanes[lane].members;
+        let before = self.witness.map(|r| match r {
+            Reading::Accounting => Before::Accounting(Snapshot::of_pids(members)),
+            Reading::Sampled => Before::Sampled(PairSampler::start(members)),
+        });
         let [a, b] = &mut self.lanes[lane].conns;
         let started = Instant::now();
         let (ra, rb) = tokio::join!(a.get(&url_a, limit), b.get(&url_b, limit));
         let elapsed = started.elapsed();
-        let after = before
-            .as_ref()
-            .map(|_| Snapshot::of_pids(&self.lanes[lane].members));
+        let members = &self.lanes[lane].members;
+        // The portable reading's pair has no reading when it took too few
+        // samples or contradicts the host's idle time: None, as for a
+        // snapshot that could not be read.
+        let read = before.and_then(|b| match b {
+            Before::Accounting(before) => {
+                Some((schedstat::delta(&before, &Snapshot::of_pids(members)), None))
+            }
+            Before::Sampled(sampler) => {
+                let record = sampler.finish();
+                portable::reduce::reduce(&record)
+                    .ok()
+                    .map(|(delta, facts)| (delta, Some((facts, record))))
+            }
+        });
         let ra = self.check(slot, mode, lane, 0, &url_a, seed_a, ra)?;
         let rb = self.check(slot, mode, lane, 1, &url_b, seed_b, rb)?;
         let who = |r: &Reply| (r.served_by.pid, r.served_by.thread_id);
         let served = [who(&ra), who(&rb)];
         let infer = self.plan.infer_serving_threads;
-        let witness = before.zip(after).map(|(before, after)| {
-            let delta = schedstat::delta(&before, &after);
+        let witness = read.map(|(delta, facts)| {
             let mut tids: Vec<i32> = served
                 .iter()
                 .filter_map(|(_, tid)| tid.and_then(|t| i32::try_from(t).ok()))
@@ -207,7 +227,13 @@ impl Session<'_> {
             if infer && tids.is_empty() {
                 tids = witness::busiest(&delta, 2);
             }
-            witness::witness(&delta, &tids)
+            let mut w = witness::witness(&delta, &tids);
+            w.sampled = facts.map(|(mut facts, record)| {
+                facts.together = portable::reduce::together(&record, &tids);
+                facts.unconvoyed_third = portable::reduce::unconvoyed_third(&delta, &w);
+                facts
+            });
+            w
         });
         Ok(PairReading {
             ms: ms(elapsed),
@@ -227,7 +253,7 @@ struct PairReading {
 /// The processes of a server's group, for its snapshots (empty where /proc
 /// cannot be listed: the witness then reads nothing and says so).
 fn members(target: Target) -> Vec<i32> {
-    schedstat::group_members(target.pgid).unwrap_or_default()
+    portable::group_members(target.pgid)
 }
 
 /// `/work` routes carry fixed work with a digest; anything else does not.
@@ -411,15 +437,15 @@ async fn run_into(
         lanes,
         lane_of,
         swapped_peer_port: Default::default(),
-        witness: false,
+        witness: None,
     };
     // Checked once per process (about 30 ms of spinning), after the servers
     // are up and before anything is timed.
-    match schedstat::availability() {
-        Availability::Available => s.witness = true,
-        other => out.witness_unavailable = other.reason(),
+    match portable::reading() {
+        Ok(reading) => s.witness = Some(reading),
+        Err(why) => out.witness_unavailable = Some(why),
     }
-    if !s.witness && control.is_none() {
+    if s.witness.is_none() && control.is_none() {
         // The wall rules need a free core proved trial by trial.
         return Err(Broken::Control(ControlError::Start(
             "no scheduler witness and no capacity control to tell a free core".into(),

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::{Probe, ProbeCtx};
 use crate::digest::WorkDigest;
 use crate::kernel::control::CapacityControl;
-use crate::kernel::schedstat::{self, Availability};
+use crate::kernel::portable;
 use crate::spec::check::{int_in_range, key, ratio_in_range, ErrAt};
 use crate::spec::mode::validate_modes;
 use crate::spec::{Mode, ModeFile, ServerSettings, SpecError, Trials};
@@ -204,15 +204,15 @@ impl Probe for PairRatio {
         // keeps no per-thread accounting, the capacity control's start.
         // With the witness, its run-queue figures tell each trial whether a
         // core was free, and no control process runs.
-        let checked = tokio::task::spawn_blocking(schedstat::availability);
+        let checked = tokio::task::spawn_blocking(portable::reading);
         // The work's digest, hashed once (about 16 ms for 24 MiB), meanwhile.
         let kib = plan.work_kib;
         let hashed = tokio::task::spawn_blocking(move || WorkDigest::cached(kib));
-        let early = (!schedstat::may_be_available())
+        let early = (!portable::may_be_available())
             .then(|| CapacityControl::start(&ctx.python.python, &ctx.app_dir));
         let under_test = ctx.server(&plan.under_test.server).await?;
         let control_target = ctx.server(&plan.control.server).await?;
-        let witnessed = matches!(checked.await, Ok(Availability::Available));
+        let witnessed = matches!(checked.await, Ok(Ok(_)));
         let _ = hashed.await;
         let mut control = match (witnessed, early) {
             (true, _) => None,

@@ -49,6 +49,13 @@ pub const GIL_ON_CPU_AT_MOST: f64 = 1.1;
 /// under another.
 pub const NEVER_TURNS_AT: f64 = 1.5;
 
+/// The serving threads runnable at once in at most this share of the
+/// portable reading's samples: they took turns (a lock's waiter sleeps
+/// while its holder runs or waits for a core). Two threads computing at
+/// once read 0.8-1.0 with or without a free core; the holding control,
+/// whose waiter wakes every 5 ms to ask for the GIL, about 0.1-0.3.
+pub const TOGETHER_TURNS_AT_MOST: f64 = 0.2;
+
 /// The medians the rules read, of one mode.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Medians {
@@ -59,6 +66,10 @@ pub struct Medians {
     /// Σ on-CPU over wall, the serving threads' and the group's.
     pub on_cpu: Option<f64>,
     pub group_on_cpu: Option<f64>,
+    /// The portable reading's share of samples with both serving threads
+    /// runnable at once, and its unconvoyed P by the other tasks alone.
+    pub together: Option<f64>,
+    pub unconvoyed_third: Option<f64>,
 }
 
 impl Medians {
@@ -77,6 +88,8 @@ impl Medians {
             group: Some(group),
             on_cpu: Some(on_cpu),
             group_on_cpu: Some(group_on_cpu),
+            together: None,
+            unconvoyed_third: None,
         }
     }
 
@@ -87,6 +100,8 @@ impl Medians {
             group: r.group_parallelism.map(|s| s.median),
             on_cpu: r.on_cpu_parallelism.map(|s| s.median),
             group_on_cpu: r.group_on_cpu_parallelism.map(|s| s.median),
+            together: r.together.map(|s| s.median),
+            unconvoyed_third: r.unconvoyed_third.map(|s| s.median),
         }
     }
 }
@@ -253,6 +268,14 @@ pub fn rule(view: &Medians, control: &Medians, rules: &Rules) -> Ruling {
     }
     if rules.turns_at_most.is_some_and(|t| view.unconvoyed <= t) {
         return Ruling::TookTurns;
+    }
+    // The portable reading's order: the serving threads were hardly ever
+    // runnable at once, so neither's sleep was a convoy behind the other
+    // waiting for a core; only a third task's core wait is left to explain.
+    if let (Some(t), Some(u)) = (view.together, view.unconvoyed_third) {
+        if t <= TOGETHER_TURNS_AT_MOST && rules.turns_at_most.is_some_and(|b| u <= b) {
+            return Ruling::TookTurns;
+        }
     }
     if let Some(within) = rules.turns_within_control {
         let group_within = match (view.group, control.group) {

@@ -113,6 +113,10 @@ pub struct GilFigures {
     /// The call alone, before the spinner started (its own time and CPU).
     #[serde(default)]
     pub alone: Option<AloneFigures>,
+    /// Threads of the instrument's process that Python did not start (a
+    /// library's own pool); None where they cannot be counted.
+    #[serde(default)]
+    pub library_threads: Option<u32>,
     pub controls: ControlFigures,
     /// Median over the rounds with a reading of the spinner's share on the
     /// run queue.
@@ -181,11 +185,26 @@ pub fn figures(plan: &GilPlan, report: &InstrumentReport) -> Result<GilFigures, 
         let readings: Vec<f64> = rows
             .iter()
             .filter_map(|r| match instrument {
-                Instrument::Schedstat => r.blocked,
+                Instrument::Schedstat | Instrument::Sampled => r.blocked,
                 Instrument::Iterations => r.loss,
             })
             .filter(|v| v.is_finite())
             .collect();
+        // The sampled reading leaves a round without one when the spinner
+        // waited for a core most of it: a saturated machine, not a broken
+        // instrument.
+        if instrument == Instrument::Sampled
+            && rows.len() >= plan.rounds as usize
+            && readings.is_empty()
+        {
+            return Err(format!(
+                "no free core: none of {} rounds of arm {name} had a reading: the spinner waited \
+                 for a core more than {:.2} of each (its run state, sampled); run it on a quieter \
+                 machine",
+                rows.len(),
+                plan.bounds.runqueue_at_most
+            ));
+        }
         // Every round ran, and each was read off the run queue or caught
         // the spinner queued at its edge: a saturated machine, not a broken
         // instrument (beside two burst loads every GIL row once said
@@ -279,7 +298,7 @@ pub fn figures(plan: &GilPlan, report: &InstrumentReport) -> Result<GilFigures, 
         .rounds_figures
         .iter()
         .filter(|r| match instrument {
-            Instrument::Schedstat => r.blocked.is_some(),
+            Instrument::Schedstat | Instrument::Sampled => r.blocked.is_some(),
             Instrument::Iterations => r.loss.is_some(),
         })
         .filter_map(|r| r.runqueue)
@@ -295,6 +314,10 @@ pub fn figures(plan: &GilPlan, report: &InstrumentReport) -> Result<GilFigures, 
         round_ms: plan.round_ms,
         call,
         alone: report.alone.clone(),
+        library_threads: report
+            .native_threads
+            .zip(report.python_threads)
+            .map(|(n, p)| n.saturating_sub(p)),
         controls,
         runqueue: median(&read_rq),
         bounds: plan.bounds,

@@ -2,6 +2,7 @@
 //! of an answer; no words here (`words.rs` says why).
 
 use super::figures::{ControlCheck, ControlFigures, Designed, GilFigures};
+use crate::probe::gil::instrument::Instrument;
 use crate::probe::gil::plan::{Expect, GilBounds, GilPlan};
 use crate::verdict::Verdict;
 
@@ -25,6 +26,14 @@ pub enum Decision {
     ControlsOff,
     /// The call's reading lies between the two bounds.
     Ambiguous { value: f64 },
+    /// Lost iterations read a hold, but the call alone keeps `cores` busy,
+    /// or the process runs `threads` Python did not start (a library's own
+    /// pool): it may have taken the spinner's core.
+    FillsTheCores {
+        value: f64,
+        cores: Option<f64>,
+        threads: Option<u32>,
+    },
     /// An answer: `side` rounds on its side of the bound, the median's
     /// `margin` past it; the verdict follows `expect`.
     Answer {
@@ -42,6 +51,18 @@ impl Decision {
             _ => Verdict::CannotJudge,
         }
     }
+}
+
+/// The most cores the call may keep busy alone for lost iterations to
+/// read a hold: one core is the worker's own, and a quarter over it the
+/// interpreter's own helpers. A BLAS pool on two cores reads about 2.
+pub const LOST_ITERATIONS_ALONE_CORES_AT_MOST: f64 = 1.25;
+
+/// The cores the call keeps busy alone (process CPU over wall, timed
+/// before the spinner started); None where the instrument did not time it.
+fn alone_cores(f: &GilFigures) -> Option<f64> {
+    let a = f.alone.as_ref()?;
+    (a.call_us > 0.0).then(|| a.cpu_us / a.call_us)
 }
 
 /// Rounds with a reading each arm needs: a majority, and at least three.
@@ -89,6 +110,24 @@ pub fn decide(plan: &GilPlan, figures: &GilFigures) -> Decision {
     } else {
         return Decision::Ambiguous { value };
     };
+    // Lost iterations cannot tell a busy core from a held GIL: a call that
+    // keeps more than a core busy on its own takes the spinner's core, and
+    // the spinner loses what it would lose to a held lock. A release
+    // stands (noise only takes iterations away).
+    // Under load the call alone gets less than the cores its pool asks
+    // for (measured here at load average 14: a two-thread BLAS product read
+    // 0.15-0.45 cores alone), so the pool's threads count too.
+    if let (Instrument::Iterations, Expect::Holds) = (figures.instrument, answer) {
+        let cores = alone_cores(figures);
+        let threads = figures.library_threads.filter(|&n| n > 0);
+        if cores.is_some_and(|c| c > LOST_ITERATIONS_ALONE_CORES_AT_MOST) || threads.is_some() {
+            return Decision::FillsTheCores {
+                value,
+                cores,
+                threads,
+            };
+        }
+    }
     let verdict = match plan.expect {
         Some(e) if e != answer => Verdict::Fail,
         _ => Verdict::Pass,

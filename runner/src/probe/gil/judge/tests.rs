@@ -3,7 +3,7 @@
 use super::*;
 use crate::probe::gil::instrument::Instrument;
 use crate::probe::gil::instrument::{
-    InstrumentReport, ProbeErrorInfo, PythonFacts, RoundFigure, ScaleReport, ScaleRow,
+    AloneFigures, InstrumentReport, ProbeErrorInfo, PythonFacts, RoundFigure, ScaleReport, ScaleRow,
 };
 use crate::probe::gil::plan::Expect;
 use crate::probe::gil::plan::GilBlock;
@@ -37,6 +37,8 @@ fn round(arm: &str, r: u32, blocked: f64, busy: f64) -> RoundFigure {
         oncpu: Some(1.0 - blocked),
         loss: None,
         settled: Some(true),
+        t0: None,
+        t1: None,
     }
 }
 
@@ -72,6 +74,10 @@ fn report(call: f64, busy: f64, ctl: [f64; 3]) -> InstrumentReport {
         scale: None,
         error: None,
         elapsed_s: Some(1.5),
+        native_threads: None,
+        python_threads: None,
+        spinner_tid: None,
+        spinner_samples: None,
     }
 }
 
@@ -364,6 +370,64 @@ fn the_fallback_reads_lost_iterations() {
     );
 }
 
+/// Lost iterations with the call alone keeping `cores` busy.
+fn lost(call: f64, cores: f64) -> InstrumentReport {
+    let mut r = report(call, 0.99, CONTROLS);
+    r.instrument = Some(Instrument::Iterations);
+    for f in &mut r.rounds_figures {
+        f.loss = f.blocked;
+        f.blocked = None;
+        f.runqueue = None;
+    }
+    r.alone = Some(AloneFigures {
+        calls: 10,
+        call_us: 68_000.0,
+        cpu_us: 68_000.0 * cores,
+    });
+    r
+}
+
+#[test]
+fn lost_iterations_do_not_read_a_hold_from_a_call_that_fills_the_cores() {
+    // A matrix product whose BLAS pool keeps two cores busy alone: the
+    // spinner lost 0.32, as it would to a held GIL (issue 24: 5 wrong in
+    // 19). Cannot judge, never "holds".
+    let j = judge(&plan(Some(Expect::Releases)), &run(lost(0.32, 2.0)));
+    assert_eq!(j.verdict, Verdict::CannotJudge, "{}", j.reason);
+    assert!(
+        j.reason.contains("cannot tell a core they took"),
+        "{}",
+        j.reason
+    );
+    // Twins: the same loss from a call that keeps one core busy is a hold
+    // (a fail against `releases`), and a release from the pool-filling call
+    // stands (noise only takes iterations away).
+    let j = judge(&plan(Some(Expect::Releases)), &run(lost(0.32, 1.0)));
+    assert_eq!(j.verdict, Verdict::Fail, "{}", j.reason);
+    let j = judge(&plan(Some(Expect::Releases)), &run(lost(0.02, 2.0)));
+    assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
+}
+
+#[test]
+fn lost_iterations_do_not_read_a_hold_beside_a_library_pool() {
+    // On a loaded machine the pool gets less than a core alone (0.2 read
+    // here), but its threads are there: still cannot judge.
+    let mut r = lost(0.56, 0.2);
+    r.native_threads = Some(5);
+    r.python_threads = Some(3);
+    let j = judge(&plan(Some(Expect::Releases)), &run(r.clone()));
+    assert_eq!(j.verdict, Verdict::CannotJudge, "{}", j.reason);
+    assert!(
+        j.reason.contains("2 thread(s) Python did not start"),
+        "{}",
+        j.reason
+    );
+    // Twin: no thread beyond Python's own, the hold stands.
+    r.native_threads = Some(3);
+    let j = judge(&plan(Some(Expect::Releases)), &run(r));
+    assert_eq!(j.verdict, Verdict::Fail, "{}", j.reason);
+}
+
 #[test]
 fn scale_is_relative_to_one_thread() {
     let s = ScaleReport {
@@ -438,4 +502,26 @@ fn a_stage_is_timed_alone_where_the_instrument_timed_it_so() {
     assert_eq!(stage.call_us, Some(25_000.0));
     assert_eq!(stage.cpu_us, Some(24_000.0));
     assert_ne!(stage.call_us, under_spinner.call.call_us);
+}
+
+#[test]
+fn a_sampled_probe_with_no_readable_round_is_a_saturated_machine() {
+    // Every round of the call had its spinner queued for a core.
+    let mut r = report(0.0, 0.99, CONTROLS);
+    r.instrument = Some(Instrument::Sampled);
+    for f in r.rounds_figures.iter_mut().filter(|f| f.arm == CALL) {
+        f.blocked = None;
+    }
+    let j = judge(&plan(None), &run(r.clone()));
+    assert_eq!(j.verdict, Verdict::CannotJudge);
+    assert!(
+        j.reason.contains("no free core: none of 5 rounds"),
+        "{}",
+        j.reason
+    );
+    // Twin: the same document from the schedstat instrument, which marks
+    // every round it could read, is a broken instrument.
+    r.instrument = Some(Instrument::Schedstat);
+    let j = judge(&plan(None), &run(r));
+    assert!(j.reason.contains("broken instrument"), "{}", j.reason);
 }

@@ -93,6 +93,25 @@ pub fn reason(plan: &GilPlan, f: &GilFigures, decision: &Decision) -> (String, S
             ),
             "no verdict: the reading is ambiguous".into(),
         ),
+        Decision::FillsTheCores {
+            value,
+            cores,
+            threads,
+        } => (
+            format!(
+                "the spinner lost {value:.2} of its time, but {}, so lost iterations cannot tell \
+                 a core they took from a held GIL; {controls_line} read as designed. The \
+                 scheduler witness (--witness on or portable) reads the spinner's state and can",
+                match (threads, cores) {
+                    (Some(n), _) => format!(
+                        "the process runs {n} thread(s) Python did not start (the library's own pool)"
+                    ),
+                    (None, Some(c)) => format!("the call alone keeps {c:.2} cores busy"),
+                    (None, None) => "the call may use threads of its own".to_string(),
+                }
+            ),
+            "no verdict: the call fills the spinner's core".into(),
+        ),
         Decision::Answer {
             answer,
             verdict,
@@ -111,7 +130,7 @@ pub fn reason(plan: &GilPlan, f: &GilFigures, decision: &Decision) -> (String, S
             let facts = format!(
                 "the spinner {} {value:.2} of its time ({} {bound}); {controls_line} read as designed",
                 match f.instrument {
-                    Instrument::Schedstat => "was blocked",
+                    Instrument::Schedstat | Instrument::Sampled => "was blocked",
                     Instrument::Iterations => "lost",
                 },
                 answer.name()
@@ -132,6 +151,8 @@ pub fn reason(plan: &GilPlan, f: &GilFigures, decision: &Decision) -> (String, S
                 control_agreement(f),
                 match f.instrument {
                     Instrument::Schedstat => "kernel accounting (schedstat)",
+                    Instrument::Sampled =>
+                        "portable witness (the spinner's run state sampled, its on-CPU time)",
                     Instrument::Iterations =>
                         "fallback instrument (lost iterations), trusted because the controls separated",
                 }

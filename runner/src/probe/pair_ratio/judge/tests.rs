@@ -190,6 +190,7 @@ fn pair_witness(threads: &[(u64, u64)]) -> Witness {
         unseen: Vec::new(),
         appeared: 0,
         vanished: 0,
+        sampled: None,
     }
 }
 
