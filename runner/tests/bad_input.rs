@@ -180,6 +180,7 @@ fn seeds() -> Vec<String> {
     vec![
         std::fs::read_to_string(root().join("specs/E19.yaml")).unwrap(),
         std::fs::read_to_string(root().join("specs/servers/granian.yaml")).unwrap(),
+        std::fs::read_to_string(root().join("specs/servers/uvicorn.yaml")).unwrap(),
         std::fs::read_to_string(root().join("specs/sweeps/blocking-threads.yaml")).unwrap(),
     ]
 }
@@ -246,6 +247,10 @@ const TOKENS: &[&str] = &[
     "app_dir: .",
     "role: under-test",
     "path: /work",
+    "interface: asgi",
+    "interface: wsgi",
+    "env: {A: \"{threads}\"}",
+    "app: asgiapp",
 ];
 
 fn mutate(seed: &str, edits: &[(u16, u8, u16, String)]) -> String {

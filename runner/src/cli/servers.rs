@@ -69,15 +69,16 @@ fn render(project: &Project, statuses: &[ServerStatus]) -> String {
         .unwrap_or(0)
         .max(7);
     let mut out = format!(
-        "{:<name_w$}  {:<5}  {:<version_w$}  profile\n",
-        "server", "ready", "version"
+        "{:<name_w$}  {:<5}  {:<version_w$}  {:<9}  profile\n",
+        "server", "ready", "version", "interface"
     );
     for s in statuses {
         out.push_str(&format!(
-            "{:<name_w$}  {:<5}  {:<version_w$}  {}\n",
+            "{:<name_w$}  {:<5}  {:<version_w$}  {:<9}  {}\n",
             s.name,
             if s.ready { "yes" } else { "no" },
             s.version.as_deref().unwrap_or("-"),
+            s.interface.map_or("-", |i| i.name()),
             shown(&s.file)
         ));
         if let Some(note) = &s.note {
