@@ -194,6 +194,7 @@ mod tests {
             pid,
             thread_id: Some(1),
             peer_port,
+            ..Default::default()
         }
     }
 
@@ -342,7 +343,8 @@ mod tests {
             ServedBy {
                 pid: Some(42),
                 thread_id: Some(140234),
-                peer_port: Some(40072)
+                peer_port: Some(40072),
+                ..Default::default()
             }
         );
         let mut h = hyper::HeaderMap::new();

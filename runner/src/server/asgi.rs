@@ -1,8 +1,8 @@
 //! The runner's ASGI wrapper (`gates_asgi.py`, beside this file): every
 //! server whose profile speaks ASGI serves `gates_asgi:app`, which imports
-//! the user's app, sizes anyio's threadpool from the `threads` knob, and
-//! stamps each reply with the loop's thread and how long the loop was held
-//! (the file's docstring says how). The file is written into a folder the
+//! the user's app, sizes anyio's threadpool from the `threads` knob, stamps
+//! each reply with the loop's thread, and answers [`LOOP_PROBE`] itself on
+//! the loop (the file's docstring says how). The file is written into a folder the
 //! server owns for its lifetime, so nothing of the user's is touched.
 
 use std::collections::BTreeMap;
@@ -17,13 +17,9 @@ pub const APP_VAR: &str = "GATES_ASGI_APP";
 /// The variable asking the wrapper to run each request on a pool thread.
 pub const OFFLOAD_VAR: &str = "GATES_ASGI_OFFLOAD";
 
-/// Reply headers the wrapper adds.
-pub mod header {
-    pub const LOOP_THREAD: &str = "x-gates-loop-thread";
-    pub const THREADPOOL: &str = "x-gates-threadpool";
-    pub const VIEW_MS: &str = "x-gates-view-ms";
-    pub const LOOP_HELD_MS: &str = "x-gates-loop-held-ms";
-}
+/// The route the wrapper answers on the loop, without the app: at once
+/// while the loop is free, late while a view blocks it.
+pub const LOOP_PROBE: &str = "/.gates/loop";
 
 /// The wrapper written into a fresh folder, and the environment that makes
 /// the server import it and it import `app` from `app_dir`.

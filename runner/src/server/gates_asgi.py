@@ -21,17 +21,19 @@ every lifespan message as sent; an app that does not speak lifespan (raises
 before it receives anything) gets it answered here, so the server still
 sees a lifespan it can run.
 
-Every HTTP reply gets four headers the runner reads (never the app's body):
+Every HTTP reply gets headers the runner reads (never the app's body):
 
-  X-Gates-Loop-Thread  the OS thread id of the event loop that served it
-  X-Gates-Threadpool   the limiter's total_tokens in that loop
-  X-Gates-View-Ms      from the request's start to its reply's start
-  X-Gates-Loop-Held-Ms the longest the loop went without running its other
-                       tasks during that time: a ticker task on the loop
-                       wakes every TICK_S, and a wake-up late by more than
-                       STALL_S is a stall. A view that blocks the loop holds
-                       it for about its whole View-Ms; one that awaits, or
-                       runs in the threadpool, holds it for a few ms at most.
+  X-Gates-Loop-Thread   the OS thread id of the event loop that served it
+  X-Gates-Threadpool    the limiter's total_tokens in that loop
+
+and the wrapper answers one route itself, on the loop, without the app:
+
+  GET /.gates/loop      200 "loop free", at once if the loop is free; a
+                        view that blocks the loop delays it until it ends.
+                        X-Gates-Pool-Busy: the threadpool's tokens borrowed
+                        at that moment (a def view running in the pool);
+                        X-Gates-Pool-Threads: the OS thread ids of anyio's
+                        worker threads alive then.
 """
 
 import asyncio
@@ -39,10 +41,8 @@ import importlib
 import os
 import sys
 import threading
-import time
 
-TICK_S = 0.002
-STALL_S = 0.004
+LOOP_PROBE = "/.gates/loop"
 
 _target = os.environ.get("GATES_ASGI_APP", "")
 _app_dir = os.environ.get("GATES_ASGI_APP_DIR")
@@ -66,36 +66,12 @@ inner = _load()
 
 
 class _LoopState:
-    """Per event loop: the limiter set once, and the stall ticker."""
+    """Per event loop: the limiter, set once."""
 
     def __init__(self):
-        self.last = time.perf_counter()
-        self.stalls = []  # (start, end) of recent stalls
+        self.limiter = None
         self.tokens = None
         self.thread = threading.get_native_id()
-
-    async def tick(self):
-        while True:
-            before = time.perf_counter()
-            await asyncio.sleep(TICK_S)
-            now = time.perf_counter()
-            if now - before - TICK_S > STALL_S:
-                self.stalls.append((before + TICK_S, now))
-                if len(self.stalls) > 512:
-                    del self.stalls[:256]
-            self.last = now
-
-    def held_since(self, start):
-        """The longest stall overlapping [start, now], the current one included."""
-        now = time.perf_counter()
-        longest = 0.0
-        for s, e in self.stalls:
-            if e > start:
-                longest = max(longest, min(e, now) - max(s, start))
-        ongoing = now - max(self.last + TICK_S, start)
-        if ongoing > STALL_S:
-            longest = max(longest, ongoing)
-        return longest
 
 
 _states = {}
@@ -117,11 +93,39 @@ def _configure():
         limiter = anyio.to_thread.current_default_thread_limiter()
         if _threads:
             limiter.total_tokens = int(_threads)
+        state.limiter = limiter
         state.tokens = limiter.total_tokens
     except ImportError:
         state.tokens = None
-    state.task = loop.create_task(state.tick())
     return state
+
+
+def _pool_threads():
+    """OS thread ids of anyio's worker threads alive now."""
+    return [
+        t.native_id
+        for t in threading.enumerate()
+        if type(t).__name__ == "WorkerThread" and type(t).__module__.startswith("anyio")
+    ]
+
+
+async def _loop_probe(state, send):
+    busy = state.limiter.borrowed_tokens if state.limiter is not None else "-"
+    body = b"loop free"
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [
+                (b"content-type", b"text/plain"),
+                (b"content-length", str(len(body)).encode()),
+                (b"x-gates-loop-thread", str(state.thread).encode()),
+                (b"x-gates-pool-busy", str(busy).encode()),
+                (b"x-gates-pool-threads", ",".join(str(t) for t in _pool_threads()).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _lifespan(scope, receive, send):
@@ -181,17 +185,15 @@ async def app(scope, receive, send):
     state = _configure()
     if scope["type"] != "http":
         return await inner(scope, receive, send)
-    start = time.perf_counter()
+    if scope.get("path") == LOOP_PROBE:
+        return await _loop_probe(state, send)
 
     async def wrapped_send(message):
         if message.get("type") == "http.response.start":
-            held = state.held_since(start)
             headers = list(message.get("headers") or [])
             headers += [
                 (b"x-gates-loop-thread", str(state.thread).encode()),
                 (b"x-gates-threadpool", str(state.tokens if state.tokens is not None else "-").encode()),
-                (b"x-gates-view-ms", ("%.3f" % ((time.perf_counter() - start) * 1000.0)).encode()),
-                (b"x-gates-loop-held-ms", ("%.3f" % (held * 1000.0)).encode()),
             ]
             message = dict(message, headers=headers)
         await send(message)

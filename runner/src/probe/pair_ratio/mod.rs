@@ -66,6 +66,12 @@ pub struct PairRatioFile {
     /// for more evidence, not for a free core in every one of its trials.
     #[serde(default = "default_free_core_trials")]
     pub free_core_trials: u32,
+    /// Optional: the fixture to serve, a folder of fixtures/ with bareapp's
+    /// `/work` contract (`asgiapp`, its ASGI twin); fixtures/bareapp
+    /// without it. Not inside a worker-census block (the census's `app`
+    /// is served there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<String>,
 }
 
 fn default_free_core_trials() -> u32 {
@@ -100,6 +106,8 @@ pub struct PairRatioPlan {
     /// gate: its fixture always says, and a server that strips the header
     /// should leave the witness silent rather than guessed.
     pub infer_serving_threads: bool,
+    /// The fixture served (None: fixtures/bareapp).
+    pub app: Option<String>,
 }
 
 impl PairRatioPlan {
@@ -178,6 +186,7 @@ impl Probe for PairRatio {
         }
         let (under_test, control) =
             validate_modes("pair-ratio", at, &block.modes, row_server, true, true, err)?;
+        let app = super::work_app(block.app.as_ref(), at, err)?;
         Ok(PairRatioPlan {
             work_kib: block.work_kib,
             warmup: block.warmup,
@@ -191,11 +200,16 @@ impl Probe for PairRatio {
             serialised_at_most: block.serialised_at_most,
             free_core_trials: block.free_core_trials,
             infer_serving_threads: false,
+            app,
         })
     }
 
     fn servers(plan: &PairRatioPlan, _: &ServerSettings) -> Vec<ServerSettings> {
         vec![plan.under_test.server.clone(), plan.control.server.clone()]
+    }
+
+    fn app(plan: &PairRatioPlan) -> Option<String> {
+        plan.app.clone()
     }
 
     async fn measure(plan: &PairRatioPlan, ctx: &mut ProbeCtx<'_>) -> Result<PairRatioRun, Stop> {
