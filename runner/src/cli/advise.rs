@@ -13,7 +13,7 @@ use std::time::Instant;
 use clap::Args;
 
 use runner::advise::request::{AdviseField, AdviseRequest};
-use runner::advise::{call, headroom, pair, render, AdviceReport};
+use runner::advise::{call, headroom, pair, placement, render, AdviceReport};
 use runner::host::limits::Limits;
 use runner::host::project::Project;
 use runner::host::signals;
@@ -152,7 +152,81 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &AdviseArgs) ->
     let profile = &opts.headroom.profile;
     let lock_path = project.state_dir().join("measure.lock");
     let logs_dir = project.logs_dir();
+    let asgi = profile.interface == Interface::Asgi;
     let work = async {
+        // An ASGI view: where it runs first. On the loop, blocking it: the
+        // GIL question is asked of the view moved to a thread; awaiting:
+        // neither question changes the answer. In the pool: as WSGI.
+        let placed = if asgi {
+            eprintln!(
+                "advise {}: where does the view run, on the event loop or in the threadpool?",
+                opts.path
+            );
+            Some(
+                placement::measure(&placement::PlacementSpec {
+                    profile,
+                    python: &env.python,
+                    app: &opts.headroom.app,
+                    app_dir: &opts.headroom.app_dir,
+                    logs_dir: &logs_dir,
+                    lock_path: &lock_path,
+                    limits: opts.limits,
+                    path: &opts.path,
+                    ready_path: opts.headroom.ready.for_route(&opts.path),
+                })
+                .await,
+            )
+        } else {
+            None
+        };
+        let place = placed.as_ref().and_then(|p| p.place);
+        if placed.is_some() && place != Some(placement::Place::Pool) {
+            let not_asked = |what: &str| {
+                (
+                    runner::advise::GilAnswer {
+                        work: None,
+                        source: "not asked".into(),
+                        headline: String::new(),
+                        reason: format!("not asked: {what}"),
+                        pair: None,
+                        call: None,
+                    },
+                    headroom::Headroom {
+                        figures: None,
+                        reason: format!("not asked: {what}"),
+                    },
+                )
+            };
+            let (mut q1, q2) = not_asked(match place {
+                Some(placement::Place::LoopAwaits) => {
+                    "the view awaits on the event loop, where no thread count changes anything"
+                }
+                Some(_) => "the view blocks the event loop; no pool or thread count helps until it is moved off it",
+                None => "where the view runs could not be told",
+            });
+            if place == Some(placement::Place::LoopBlocks) {
+                eprintln!(
+                    "advise {}: would it scale moved to a thread? (the GIL question, the view run on a pool thread)",
+                    opts.path
+                );
+                q1 = pair::measure(&pair::PairSpec {
+                    profile,
+                    python: &env.python,
+                    app: &opts.headroom.app,
+                    app_dir: &opts.headroom.app_dir,
+                    fixture: opts.headroom.fixture,
+                    fixture_dir: &fixture_dir,
+                    logs_dir: &logs_dir,
+                    lock_path: &lock_path,
+                    limits: opts.limits,
+                    path: &opts.path,
+                    ready_path: opts.headroom.ready.for_route(&opts.path),
+                    offload: true,
+                })
+                .await;
+            }
+            return Ok::<_, String>((placed, q1, q2));
+        }
         eprintln!(
             "advise {}: question 1, does the work release the GIL?",
             opts.path
@@ -181,6 +255,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &AdviseArgs) ->
                     limits: opts.limits,
                     path: &opts.path,
                     ready_path: opts.headroom.ready.for_route(&opts.path),
+                    offload: false,
                 })
                 .await
             }
@@ -197,9 +272,9 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &AdviseArgs) ->
         };
         let settings = headroom::measure(&ctx, &opts.headroom).await;
         let q2 = headroom::read(&settings, headroom::cores());
-        Ok::<_, String>((q1, q2))
+        Ok::<_, String>((placed, q1, q2))
     };
-    let (q1, q2) = match signals::until_signal(work).await {
+    let (placed, q1, q2) = match signals::until_signal(work).await {
         Ok(Ok(answers)) => answers,
         Ok(Err(e)) => return unusable(&e),
         Err(signal) => {
@@ -210,14 +285,25 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &AdviseArgs) ->
             return Finish::interrupted(signal, Vec::new());
         }
     };
-    let report = AdviceReport::new(
-        profile.name.clone(),
-        opts.headroom.app.clone(),
-        opts.path.clone(),
-        q1,
-        q2,
-        started.elapsed().as_secs_f64(),
-    );
+    let report = match placed {
+        Some(placed) => AdviceReport::asgi(
+            profile.name.clone(),
+            opts.headroom.app.clone(),
+            opts.path.clone(),
+            placed,
+            q1,
+            q2,
+            started.elapsed().as_secs_f64(),
+        ),
+        None => AdviceReport::new(
+            profile.name.clone(),
+            opts.headroom.app.clone(),
+            opts.path.clone(),
+            q1,
+            q2,
+            started.elapsed().as_secs_f64(),
+        ),
+    };
     match args.out.emit_value(&report) {
         Ok(true) => {}
         Ok(false) => print!("{}", render::render(&report)),

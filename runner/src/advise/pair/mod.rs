@@ -136,6 +136,9 @@ pub struct PairSpec<'a> {
     /// Where the user's server is polled for readiness; None: the
     /// profile's `ready.path`.
     pub ready_path: Option<&'a str>,
+    /// ASGI: the runner's wrapper runs each request of the view on a pool
+    /// thread with an event loop of its own (the view moved to a thread).
+    pub offload: bool,
 }
 
 /// `/work?mode=release&kib=8192` as the engine takes it: the path without
@@ -219,6 +222,13 @@ async fn run_pair(spec: &PairSpec<'_>) -> Result<PairRatioRun, String> {
     plan.work_kib = pair_kib(spec.path);
     plan.fail_confirm_factor = 1;
     plan.infer_serving_threads = true;
+    let control_server = plan.control.server.clone();
+    if spec.offload {
+        plan.under_test
+            .server
+            .env
+            .insert(crate::server::asgi::OFFLOAD_VAR.into(), "1".into());
+    }
     let server = plan.under_test.server.clone();
     let mut pool = ServerPool::new(PoolSpec {
         row_id: "advise".into(),
@@ -243,7 +253,7 @@ async fn run_pair(spec: &PairSpec<'_>) -> Result<PairRatioRun, String> {
     let control = CapacityControl::start(spec.python, spec.fixture_dir);
     let target = pool.get(&server, &mut |_| {}).await;
     let control_target = match (&target, fixture_pool.as_mut()) {
-        (Ok(_), Some(p)) => p.get(&server, &mut |_| {}).await,
+        (Ok(_), Some(p)) => p.get(&control_server, &mut |_| {}).await,
         (t, _) => t.clone(),
     };
     let result = match (target, control_target, control) {
