@@ -94,6 +94,15 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
             .await
             {
                 Ok(f) => f,
+                // Its pinned packages are missing: the gate says not
+                // applicable, naming them.
+                Err(_) if !row.plan.requires().is_empty() => {
+                    jobs.push(Job {
+                        row,
+                        profile: job_profile,
+                    });
+                    continue;
+                }
                 Err(e) => return unusable(&format!("{}: {e}", row.id)),
             };
             if found.interface != profile.interface {

@@ -59,6 +59,9 @@ async fn interface_refusal(
     .await
     {
         Ok(found) => found,
+        // An app whose pinned packages are missing does not import: the
+        // probe says not applicable, naming them.
+        Err(_) if !row.plan.requires().is_empty() => return None,
         Err(e) => {
             return Some(Stop::cannot_judge(format!(
                 "cannot tell the app's interface: {e}"

@@ -147,10 +147,10 @@ pub trait Probe {
     }
 }
 /// The fixtures that keep fixtures/bareapp's contract: `/work` with its
-/// digests, `/slow`, `/runtime`, `capacity.py` and `forkcheck.py`
-/// (`asgiapp` is its ASGI twin). A row's `app:` may name one of these
-/// wherever a probe needs that contract.
-pub const WORK_APPS: &[&str] = &["bareapp", "asgiapp"];
+/// digests and `capacity.py` (`asgiapp`, its ASGI twin, also has `/slow`,
+/// `/runtime` and `forkcheck.py`; `fastapiapp` has `/work` only, for
+/// pair-ratio). A row's `app:` may name one of these.
+pub const WORK_APPS: &[&str] = &["bareapp", "asgiapp", "fastapiapp"];
 
 /// A block's `app:`, checked to be one of [`WORK_APPS`].
 pub fn work_app(

@@ -72,6 +72,11 @@ pub struct PairRatioFile {
     /// is served there).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app: Option<String>,
+    /// Extra Python packages the app needs, pinned `NAME==VERSION`
+    /// (optionally ` --no-deps`); `runner prepare --rows all` installs them,
+    /// and without them the row is not applicable.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requires: Vec<String>,
 }
 
 fn default_free_core_trials() -> u32 {
@@ -108,6 +113,7 @@ pub struct PairRatioPlan {
     pub infer_serving_threads: bool,
     /// The fixture served (None: fixtures/bareapp).
     pub app: Option<String>,
+    pub requires: Vec<crate::gil::Requirement>,
 }
 
 impl PairRatioPlan {
@@ -187,6 +193,11 @@ impl Probe for PairRatio {
         let (under_test, control) =
             validate_modes("pair-ratio", at, &block.modes, row_server, true, true, err)?;
         let app = super::work_app(block.app.as_ref(), at, err)?;
+        let mut requires = Vec::with_capacity(block.requires.len());
+        for r in &block.requires {
+            requires
+                .push(crate::gil::Requirement::parse(r).map_err(|m| err(&key(at, "requires"), m))?);
+        }
         Ok(PairRatioPlan {
             work_kib: block.work_kib,
             warmup: block.warmup,
@@ -201,6 +212,7 @@ impl Probe for PairRatio {
             free_core_trials: block.free_core_trials,
             infer_serving_threads: false,
             app,
+            requires,
         })
     }
 
@@ -212,7 +224,12 @@ impl Probe for PairRatio {
         plan.app.clone()
     }
 
+    fn requires(plan: &PairRatioPlan) -> Vec<crate::gil::Requirement> {
+        plan.requires.clone()
+    }
+
     async fn measure(plan: &PairRatioPlan, ctx: &mut ProbeCtx<'_>) -> Result<PairRatioRun, Stop> {
+        super::require_installed(&ctx.python.python, &plan.requires)?;
         // Both waits overlap the servers' boot: the witness's self-check
         // (about 30 ms of spinning, once per process) and, where the kernel
         // keeps no per-thread accounting, the capacity control's start.

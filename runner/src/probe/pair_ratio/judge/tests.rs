@@ -29,6 +29,7 @@ fn plan(under_path: &str, control_path: &str) -> PairRatioPlan {
         free_core_trials: 5,
         infer_serving_threads: false,
         app: None,
+        requires: Vec::new(),
     }
 }
 
