@@ -65,6 +65,9 @@ pub const GAP_AT_LEAST: f64 = 0.5;
 pub const HOLDS_WITHIN: f64 = 0.25;
 /// The group's P under this: the threads were asleep, not computing.
 pub const WAITS_BELOW: f64 = 0.5;
+/// ... or whose threads were on a CPU under this share of the holding
+/// control's time on a CPU (a sleep's wake-ups queue on a loaded machine).
+pub const WAITS_ON_CPU_SHARE: f64 = 0.2;
 /// The control's route (the fixture's holding work).
 pub const CONTROL_PATH: &str = "/work?mode=hold";
 /// KiB of work a pair of the fixture's `/work` times at least, and the
@@ -105,6 +108,7 @@ pub fn rules() -> Rules {
         // A user's view may compute on a library's own threads.
         library_threads: true,
         asleep_below: Some(WAITS_BELOW),
+        asleep_on_cpu_share: Some(WAITS_ON_CPU_SHARE),
     }
 }
 
