@@ -10,11 +10,12 @@ view and the wall time of one advise (median and range).
     python3 bench/advise.py --fastapi [--runs 10]
 
 `--model` advises the model app's three views instead (fixtures/modelapp,
-installed by `runner prepare --rows all`; issue #18): `/embed` with BLAS
-free to use every core (granian-model) must say "remainder", `/embed` with
-OPENBLAS_NUM_THREADS=1 (granian-blas1) "threads", and `/embed/hold` (one
-numba call that keeps the GIL for the whole prediction) "workers". Each
-view names its own profile, so `--server` does not apply there.
+installed by `runner prepare --rows all`; issue #18) on granian: `/embed`
+with BLAS free to use every core must say "remainder", `/embed` with
+`--env OPENBLAS_NUM_THREADS=1` "threads", and `/embed/hold` (one numba call
+that keeps the GIL for the whole prediction) "workers". The app's settings
+(the BLAS threads, a readiness bound long enough to load the weights) are
+flags of each view, not server profiles.
 
 Every view must come out the same in every run: a count below N in the
 expected column is a failure of the rule's decisiveness; any count in
@@ -37,13 +38,15 @@ VIEWS = [
     ("sleeping", "/slow?ms=50", "pool"),
     ("already parallel", "/work?mode=split&kib=8192", "remainder"),
 ]
-# The model app's views: (name, path, expected advice, server profile).
+# The model app's views: (name, path, expected advice, the app's settings).
+BLAS1 = ["--env", "OPENBLAS_NUM_THREADS=1"]
 MODEL_VIEWS = [
-    ("embed, BLAS free", "/embed", "remainder", "granian-model"),
-    ("embed, BLAS=1", "/embed", "threads", "granian-blas1"),
-    ("holding embed", "/embed/hold", "workers", "granian-model"),
+    ("embed, BLAS free", "/embed", "remainder", []),
+    ("embed, BLAS=1", "/embed", "threads", BLAS1),
+    ("holding embed", "/embed/hold", "workers", []),
 ]
-MODEL_APP = ["--app", "app:app", "--app-dir", str(ROOT / "fixtures" / "modelapp")]
+MODEL_APP = ["--app", "app:app", "--app-dir", str(ROOT / "fixtures" / "modelapp"),
+             "--ready-timeout-ms", "180000"]
 # The FastAPI app's five views (fixtures/fastapiapp; FastAPI installed by
 # `runner prepare --rows all`), given with no --server and no --interface:
 # the runner finds the app is ASGI and serves it on uvicorn.
@@ -68,7 +71,8 @@ def main():
     if not BINARY.exists():
         sys.exit("build it first: cargo build --release -p runner")
     if args.model:
-        views = [(name, path, expected, server, MODEL_APP) for name, path, expected, server in MODEL_VIEWS]
+        views = [(name, path, expected, args.server, MODEL_APP + settings)
+                 for name, path, expected, settings in MODEL_VIEWS]
     elif args.fastapi:
         views = [(name, path, expected, None, FASTAPI_APP) for name, path, expected in FASTAPI_VIEWS]
     else:

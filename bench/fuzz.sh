@@ -14,10 +14,11 @@
 #   file:line message or accepted, never panic, never take over 10 s.
 # - runner/tests/reply_fuzz.rs: arbitrary status, header values and body
 #   bytes through the pure reply check (against a model of its rules), and
-#   arbitrary raw bytes served from a TcpListener on 127.0.0.1 to both
-#   clients (http::Connection, load::wire), which must agree where both
-#   read a reply. No panic anywhere (spawned tasks included), every
-#   call bounded in time and size.
+#   arbitrary raw bytes (framing, chunking, signed lengths, 1xx, duplicate
+#   headers, early close) served from a TcpListener on 127.0.0.1 to both
+#   clients (http::Connection on hyper, load::wire on httparse): each case
+#   both read the same first reply or both refuse it. No panic anywhere
+#   (spawned tasks included), every call bounded in time and size.
 # The last lines are the counts, times and panics; then the wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -5,18 +5,19 @@
 //! groups. After a signal the remaining trials fail at once as "not run",
 //! and `main` exits 130/143.
 //!
-//! Gates take turns on the machine through the runner's own lock
-//! (.gates/measure.lock), so several test threads are safe, only pointless.
+//! Gates take turns on the machine through the runner's own lock (the
+//! session's), so several test threads are safe, only pointless.
 
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 use runner::gate::result::GateResult;
 use runner::gate::{run_gate, GateContext};
 use runner::host::limits::Limits;
 use runner::host::project::Project;
-use runner::host::pyenv::{self, EnvProgress, PythonEnv};
+use runner::host::pyenv::PythonEnv;
 use runner::host::signals;
+use runner::session::Session;
 use runner::spec::row::Row;
 use runner::spec::Profile;
 
@@ -26,7 +27,7 @@ pub const LIMITS: Limits = Limits::DEFAULT;
 /// What the trials of one harness process share.
 pub struct Shared {
     pub project: Project,
-    env: OnceLock<Result<PythonEnv, String>>,
+    session: Session,
     interrupted: AtomicI32,
     results: Mutex<Vec<GateResult>>,
 }
@@ -34,8 +35,9 @@ pub struct Shared {
 impl Shared {
     pub fn new(project: Project) -> Self {
         Self {
+            // The environment's progress on stderr, in its own words.
+            session: Session::new(project.clone(), None).with_sink(|p| eprintln!("gates: {p}")),
             project,
-            env: OnceLock::new(),
             interrupted: AtomicI32::new(0),
             results: Mutex::new(Vec::new()),
         }
@@ -56,21 +58,7 @@ impl Shared {
 
     /// The prepared interpreter (preparing it on first use; progress on stderr).
     fn python(&self) -> Result<PythonEnv, String> {
-        self.env
-            .get_or_init(|| {
-                pyenv::prepare(&self.project, None, &mut |p| match p {
-                    EnvProgress::Installing { venv, reason, .. } => eprintln!(
-                        "gates: preparing the Python environment ({reason}): {} (once)",
-                        venv.display()
-                    ),
-                    EnvProgress::Installed { elapsed } => eprintln!(
-                        "gates: Python environment ready in {:.1} s",
-                        elapsed.as_secs_f64()
-                    ),
-                })
-                .map_err(|e| e.to_string())
-            })
-            .clone()
+        self.session.python().cloned()
     }
 
     /// Runs `row` on `profile`; `Err` when the gate could not run at all.
@@ -86,11 +74,11 @@ impl Shared {
             .build()
             .map_err(|e| format!("cannot start the async runtime: {e}"))?;
         let ctx = GateContext {
-            project: &self.project,
+            session: &self.session,
             python: &env,
             limits: LIMITS,
         };
-        let mut quiet = |_: runner::event::Event<'_>| {};
+        let mut quiet = |_: runner::gate::event::Event<'_>| {};
         let work = run_gate(&ctx, row, profile, &mut quiet);
         match runtime.block_on(signals::until_signal(work)) {
             Ok(result) => {

@@ -6,10 +6,8 @@
 
 pub mod advise;
 pub mod digest;
-pub mod event;
 pub mod exit;
 pub mod gate;
-pub mod gil;
 pub mod host;
 pub mod http;
 pub mod kernel;
@@ -18,8 +16,10 @@ pub mod probe;
 pub mod report;
 pub mod request;
 pub mod server;
+pub mod session;
 pub mod spec;
 pub mod stats;
+pub mod stress;
 pub mod sweep;
 pub mod text;
 pub mod verdict;

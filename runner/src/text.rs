@@ -8,6 +8,8 @@
 //! crashed the runner). [`clip_bytes`] does the same for raw bytes, invalid
 //! UTF-8 included, decoding only what it keeps.
 
+pub mod table;
+
 /// The ellipsis marking a clipped text.
 pub const ELLIPSIS: char = '…';
 
@@ -46,6 +48,27 @@ pub fn clip_bytes(bytes: &[u8], max_bytes: usize) -> String {
     if cut {
         out.push(ELLIPSIS);
         out.push_str(&format!(" ({} bytes)", bytes.len()));
+    }
+    out
+}
+
+/// `text` as one cell of a GitHub-flavoured Markdown table, the one
+/// escaper of every Markdown the runner writes: no line break (it would
+/// end the row), no unescaped `|` (it would start a column), and no HTML
+/// (a server's reply or a path with `<details>` must not open an element;
+/// `&`, `<` and `>` render as themselves). By hand: pulldown-cmark and
+/// comrak parse Markdown, and no maintained crate escapes a table cell.
+pub fn markdown_cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '|' => out.push_str("\\|"),
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
     }
     out
 }
@@ -113,6 +136,16 @@ mod tests {
         let long = "x".repeat(5000);
         let out = clip(&long, 80);
         assert_eq!(out, format!("{}… (5000 bytes)", "x".repeat(80)));
+    }
+
+    #[test]
+    fn a_markdown_cell_stays_one_cell_of_text() {
+        assert_eq!(
+            markdown_cell("a|b\n<i>x</i> & y\r\nz"),
+            "a\\|b &lt;i&gt;x&lt;/i&gt; &amp; y  z"
+        );
+        // The twin: plain text is left as it is.
+        assert_eq!(markdown_cell("pass 1.04x/2.01x"), "pass 1.04x/2.01x");
     }
 
     #[test]

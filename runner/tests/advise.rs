@@ -190,6 +190,8 @@ def app(environ, start_response):
         body = hashlib.sha256(DATA).hexdigest().encode()
     elif path == "/":
         body = b"ready"
+    elif path == "/raise":
+        raise ValueError("raised by myviews.app")
     else:
         body = b"no such view"
         start_response("404 Not Found", [("Content-Length", str(len(body)))])
@@ -232,4 +234,26 @@ fn a_users_own_app_is_advised() {
     assert_eq!(code, 2, "{j}");
     assert!(j["advice"].is_null(), "{j}");
     assert!(j["reason"].as_str().unwrap().contains("404"), "{j}");
+}
+
+#[test]
+fn a_view_that_raises_shows_the_servers_traceback() {
+    let app = user_app();
+    let dir = app.path().to_str().unwrap();
+    let base = ["--app", "myviews:app", "--app-dir", dir];
+    // A 404 is the route's answer, not a crash: no server log in the reason.
+    let (code, j, _) = advise(&[&base[..], &["--path", "/nope"]].concat());
+    assert_eq!(code, 2, "{j}");
+    assert!(
+        !j["reason"].as_str().unwrap().contains("the server's log"),
+        "{j}"
+    );
+    // The twin: a view that raises gives its traceback from the server's
+    // log (it was a bare "HTTP 500").
+    let (code, j, _) = advise(&[&base[..], &["--path", "/raise"]].concat());
+    assert_eq!(code, 2, "{j}");
+    let reason = j["reason"].as_str().unwrap();
+    assert!(reason.contains("HTTP 500"), "{j}");
+    assert!(reason.contains("the server's log"), "{j}");
+    assert!(reason.contains("ValueError: raised by myviews.app"), "{j}");
 }

@@ -16,12 +16,45 @@ fn unknown_row_lists_the_known_ones() {
 }
 
 #[test]
-fn known_row_validates() {
+fn check_of_a_folder_checks_every_row_sweep_row_and_profile_in_it() {
+    // `check specs/` read the folder as a file ("Is a directory"); no
+    // PATH is specs/ too.
+    for args in [&["check", "specs/"][..], &["check"]] {
+        let out = runner().args(args).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stdout}");
+        for checked in [
+            "E19.yaml (E19)",
+            "sweeps/minilm-threads.yaml (minilm-threads)",
+            "servers/granian.yaml (server granian)",
+        ] {
+            assert!(stdout.contains(checked), "{args:?}: {stdout}");
+        }
+    }
+    // The twin: a folder of the same layout with one bad row and one bad
+    // profile is exit 2, naming both; the good row is still checked.
+    let dir = tempfile::tempdir().unwrap();
+    let root = common::root();
+    std::fs::copy(root.join("specs/E19.yaml"), dir.path().join("E19.yaml")).unwrap();
+    std::fs::write(dir.path().join("bad.yaml"), "id: bad\n").unwrap();
+    std::fs::create_dir(dir.path().join("servers")).unwrap();
+    std::fs::write(dir.path().join("servers/odd.yaml"), "name: odd\nargv: 3\n").unwrap();
     runner()
-        .args(["check"])
+        .arg("check")
+        .arg(dir.path())
         .assert()
-        .code(0)
-        .stdout(contains("E19"));
+        .code(2)
+        .stdout(contains("E19.yaml (E19)"))
+        .stderr(contains("bad.yaml"))
+        .stderr(contains("odd.yaml"));
+    // A folder with nothing to check says so.
+    let empty = tempfile::tempdir().unwrap();
+    runner()
+        .arg("check")
+        .arg(empty.path())
+        .assert()
+        .code(2)
+        .stderr(contains("a folder with no .yaml rows"));
 }
 
 #[test]

@@ -1,14 +1,17 @@
 //! The engine's layers: every module of `runner/src` (the binary's `cli/`
 //! and `main.rs` aside) may import only modules on its own layer or below,
-//! and no two modules import each other, even through others. The layers,
-//! lowest first, are declared here; a unit is a top module (`host`) or,
-//! where a folder holds pieces on two layers, a file of it
-//! (`gate::result`: what a gate produced, below the events that carry it).
-//! Imports are read from the source (`crate::` and `super::` paths), test
-//! modules (`#[cfg(test)]`, at the end of a file) left out.
+//! and no two modules import each other, even through others: neither two
+//! top modules (`host`, `probe`) nor two files or folders of one module
+//! (`advise/headroom.rs` and `advise/request.rs`). The layers, lowest first,
+//! are declared here; a unit is a top module.
+//!
+//! Imports are read from the whole source (`crate::` and `super::` paths,
+//! grouped ones like `use crate::{a::x, b::y}` expanded); only test modules
+//! are left out: a `#[cfg(test)] mod NAME { ... }` block, or the file a
+//! `#[cfg(test)] mod NAME;` names.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Lowest first. A module matches its longest listed prefix.
 const LAYERS: &[&[&str]] = &[
@@ -16,6 +19,8 @@ const LAYERS: &[&[&str]] = &[
     &["digest", "request", "stats", "text"],
     // The machine: processes, signals, the lock, the venv, limits.
     &["host"],
+    // One measuring session: the project, the lock, Python, signals.
+    &["session"],
     // The kernel's accounting: schedstat, the witness, noise.
     &["kernel"],
     // What rows and profiles say (the row loader is higher: `spec::row`).
@@ -23,18 +28,14 @@ const LAYERS: &[&[&str]] = &[
     &["verdict"],
     &["exit"],
     &["http"],
-    // The pieces every probe and server shares: seeds, trial events.
-    &["probe::seeds", "probe::trial"],
     &["server"],
-    &["gil"],
     &["probe", "load"],
     // Reading a row needs the probe registry.
     &["spec::row"],
     &["sweep"],
     &["advise"],
-    &["gate::result"],
-    &["event"],
     &["gate"],
+    &["stress"],
     &["report"],
 ];
 
@@ -70,48 +71,207 @@ fn unit(path: &[String]) -> Option<(String, usize)> {
     best
 }
 
-/// The module paths a source file names: `crate::a::b` and `super::x`
-/// (resolved from `me`, the file's module path).
+/// `source` with its test modules' blocks blanked (`#[cfg(test)]` then
+/// `mod NAME {`, to the matching brace); every other line kept, a
+/// `#[cfg(test)]` on anything else included.
+fn without_test_blocks(source: &str) -> String {
+    let mut out = String::with_capacity(source.len());
+    let mut rest = source;
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        let after = &rest[at + "#[cfg(test)]".len()..];
+        let item = after.trim_start();
+        let is_block = item.starts_with("mod ")
+            && item
+                .find(['{', ';'])
+                .is_some_and(|i| item.as_bytes()[i] == b'{');
+        if !is_block {
+            out.push_str(&rest[..at + "#[cfg(test)]".len()]);
+            rest = after;
+            continue;
+        }
+        out.push_str(&rest[..at]);
+        let open = at + "#[cfg(test)]".len() + (after.len() - item.len()) + item.find('{').unwrap();
+        let mut depth = 0usize;
+        let mut end = rest.len();
+        for (i, c) in rest[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = open + i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The names of the test modules `source` declares as files
+/// (`#[cfg(test)] mod tests;`).
+fn test_module_files(source: &str) -> Vec<String> {
+    source
+        .match_indices("#[cfg(test)]")
+        .filter_map(|(at, attr)| {
+            let item = source[at + attr.len()..].trim_start();
+            let name = item.strip_prefix("mod ")?;
+            let end = name.find(|c: char| !(c.is_alphanumeric() || c == '_'))?;
+            name[end..]
+                .trim_start()
+                .starts_with(';')
+                .then(|| name[..end].to_string())
+        })
+        .collect()
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The paths of the use tree at the start of `text` (`a::b`, `a::{b, c::d}`,
+/// `a::{self, b}`), each appended to `base`.
+fn use_tree(text: &str, base: &[String], out: &mut Vec<Vec<String>>) -> usize {
+    let mut path = base.to_vec();
+    let bytes = text.as_bytes();
+    // `crate::{a, b}`: the group straight after the prefix.
+    let mut i = if text.starts_with('{') { 0 } else { usize::MAX };
+    loop {
+        if i == 0 {
+            i = 1;
+            loop {
+                while i < text.len() && (bytes[i] as char).is_whitespace() {
+                    i += 1;
+                }
+                if i >= text.len() || bytes[i] == b'}' {
+                    return i + 1;
+                }
+                i += use_tree(&text[i..], &path, out);
+                while i < text.len() && ((bytes[i] as char).is_whitespace() || bytes[i] == b',') {
+                    i += 1;
+                }
+            }
+        }
+        if i == usize::MAX {
+            i = 0;
+        }
+        let start = i;
+        while i < text.len() && is_ident(text[i..].chars().next().unwrap()) {
+            i += text[i..].chars().next().unwrap().len_utf8();
+        }
+        if i > start && &text[start..i] != "self" {
+            path.push(text[start..i].to_string());
+        }
+        if text[i..].starts_with("::{") {
+            i += 2;
+            // Read as a group right after a prefix (above).
+            return i + use_tree(&text[i..], &path, out);
+        }
+        if text[i..].starts_with("::") {
+            i += 2;
+            continue;
+        }
+        // ` as name` does not change the path; it is read past.
+        out.push(path);
+        let trimmed = text[i..].trim_start();
+        if let Some(alias) = trimmed.strip_prefix("as ") {
+            let alias = alias.trim_start();
+            let len = alias.find(|c: char| !is_ident(c)).unwrap_or(alias.len());
+            return text.len() - alias.len() + len;
+        }
+        return i;
+    }
+}
+
+/// The module paths a source file names: `crate::a::b`, `super::x` and
+/// their groups (resolved from `me`, the file's module path).
 fn imports(me: &[String], source: &str) -> Vec<Vec<String>> {
-    let code = source.split("#[cfg(test)]").next().unwrap_or(source);
+    // Comments (doc links among them) name modules without importing them.
+    let code: String = without_test_blocks(source)
+        .lines()
+        .map(|l| l.find("//").map_or(l, |i| &l[..i]))
+        .collect::<Vec<_>>()
+        .join("\n");
     let mut out = Vec::new();
     for (start, _) in code
         .match_indices("crate::")
         .chain(code.match_indices("super::"))
     {
         let before = code[..start].chars().next_back();
-        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+        if before.is_some_and(|c| is_ident(c) || c == ':') {
             continue;
         }
         let rest = &code[start..];
-        let end = rest
-            .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
-            .unwrap_or(rest.len());
-        let mut segs: Vec<&str> = rest[..end].split("::").filter(|s| !s.is_empty()).collect();
-        let mut base: Vec<String> = if segs[0] == "crate" {
-            segs.remove(0);
-            Vec::new()
+        let (base, skip): (Vec<String>, usize) = if rest.starts_with("crate::") {
+            (Vec::new(), "crate::".len())
         } else {
             // `me` is the file's module (a mod.rs is its folder's), so
             // each `super` is one step up.
             let mut base = me.to_vec();
-            while segs.first() == Some(&"super") {
-                segs.remove(0);
+            let mut skip = 0;
+            while rest[skip..].starts_with("super::") {
                 base.pop();
+                skip += "super::".len();
             }
-            base
+            (base, skip)
         };
-        base.extend(segs.iter().map(|s| s.to_string()));
-        out.push(base);
+        use_tree(&rest[skip..], &base, &mut out);
     }
     out
 }
 
-/// Every upward import and every cycle between units, as messages.
-fn check(files: &[(std::path::PathBuf, String)]) -> Vec<String> {
+/// Every cycle in `edges`, once per edge on it, as a message.
+fn circles(edges: &BTreeMap<String, BTreeSet<String>>, what: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (from, tos) in edges {
+        for to in tos {
+            let mut seen = BTreeSet::new();
+            let mut stack = vec![to.clone()];
+            while let Some(u) = stack.pop() {
+                if u == *from {
+                    problems.push(format!(
+                        "import circle{what}: {from} -> {to} -> ... -> {from}"
+                    ));
+                    break;
+                }
+                if seen.insert(u.clone()) {
+                    stack.extend(edges.get(&u).into_iter().flatten().cloned());
+                }
+            }
+        }
+    }
+    problems
+}
+
+/// Every upward import and every cycle, between top modules and between
+/// the files and folders of one module, as messages.
+fn check(files: &[(PathBuf, String)]) -> Vec<String> {
     let mut problems = Vec::new();
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    // Within each module: sibling -> sibling (the module's own mod.rs, the
+    // parent, is neither).
+    let mut inner: BTreeMap<Vec<String>, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    let tests: BTreeSet<PathBuf> = files
+        .iter()
+        .flat_map(|(rel, source)| {
+            let dir = if rel.file_name().is_some_and(|n| n == "mod.rs") {
+                rel.parent().unwrap_or(Path::new("")).to_path_buf()
+            } else {
+                rel.with_extension("")
+            };
+            test_module_files(source)
+                .into_iter()
+                .flat_map(move |m| [dir.join(format!("{m}.rs")), dir.join(&m).join("mod.rs")])
+        })
+        .collect();
     for (rel, source) in files {
+        if tests.contains(rel) {
+            continue;
+        }
         let me = module_path(rel);
         let Some((my_unit, my_layer)) = unit(&me) else {
             problems.push(format!("{}: in no layer; add it to LAYERS", rel.display()));
@@ -123,13 +283,24 @@ fn check(files: &[(std::path::PathBuf, String)]) -> Vec<String> {
             }
         }
         for path in imports(&me, source) {
-            if matches!(path.first().map(String::as_str), Some("cli" | "options")) {
+            if path.first().map(String::as_str) == Some("cli") {
                 problems.push(format!(
                     "{}: imports the CLI ({})",
                     rel.display(),
                     path.join("::")
                 ));
                 continue;
+            }
+            // The deepest module both paths are in, and the child of it
+            // each side is in.
+            let common = me.iter().zip(&path).take_while(|(a, b)| a == b).count();
+            if common < me.len() && common < path.len() {
+                inner
+                    .entry(me[..common].to_vec())
+                    .or_default()
+                    .entry(me[common].clone())
+                    .or_default()
+                    .insert(path[common].clone());
             }
             let Some((to_unit, to_layer)) = unit(&path) else {
                 continue;
@@ -146,27 +317,18 @@ fn check(files: &[(std::path::PathBuf, String)]) -> Vec<String> {
             }
         }
     }
-    // A cycle: a unit reachable from one it imports.
-    for (from, tos) in &edges {
-        for to in tos {
-            let mut seen = BTreeSet::new();
-            let mut stack = vec![to.clone()];
-            while let Some(u) = stack.pop() {
-                if u == *from {
-                    problems.push(format!("import circle: {from} -> {to} -> ... -> {from}"));
-                    break;
-                }
-                if seen.insert(u.clone()) {
-                    stack.extend(edges.get(&u).into_iter().flatten().cloned());
-                }
-            }
+    problems.extend(circles(&edges, ""));
+    for (module, edges) in &inner {
+        if module.is_empty() {
+            continue; // Top modules: the layered check above.
         }
+        problems.extend(circles(edges, &format!(" in {}", module.join("::"))));
     }
     problems
 }
 
 /// Every engine file, relative to runner/src.
-fn engine_files() -> Vec<(std::path::PathBuf, String)> {
+fn engine_files() -> Vec<(PathBuf, String)> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut out = Vec::new();
     let mut dirs = vec![src.clone()];
@@ -196,11 +358,14 @@ fn no_engine_module_imports_upward_or_in_a_circle() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+fn file(p: &str, s: &str) -> (PathBuf, String) {
+    (PathBuf::from(p), s.to_string())
+}
+
 #[test]
 fn an_upward_import_a_circle_and_clap_are_caught() {
-    let file = |p: &str, s: &str| (std::path::PathBuf::from(p), s.to_string());
     // The twin of the test above: the same check fails on a made-up tree.
-    let upward = [file("host/x.rs", "use crate::gate::session::Job;\n")];
+    let upward = [file("host/x.rs", "use crate::gate::batch::Job;\n")];
     assert!(
         check(&upward)[0].contains("higher layer"),
         "{:?}",
@@ -221,10 +386,95 @@ fn an_upward_import_a_circle_and_clap_are_caught() {
     assert!(check(&cli)[0].contains("the CLI"));
     let clap = [file("kernel/noise.rs", "#[derive(clap::ValueEnum)]\n")];
     assert!(check(&clap)[0].contains("clap"));
-    // Test modules may reach anywhere.
-    let test_only = [file(
+}
+
+#[test]
+fn a_grouped_import_is_read_whole() {
+    // Each path of a group, however nested, is an import.
+    let grouped = [file(
         "host/x.rs",
-        "#[cfg(test)]\nmod t { use crate::gate::X; }\n",
+        "use crate::{digest::WorkDigest, stats::{self, Spread}, gate::{batch::Job}};\n",
     )];
-    assert!(check(&test_only).is_empty());
+    let problems = check(&grouped);
+    assert!(
+        problems.iter().any(|p| p.contains("gate::batch::Job")),
+        "{problems:?}"
+    );
+    // Its twin: the same group without the upward path passes.
+    let fine = [file(
+        "host/x.rs",
+        "use crate::{digest::WorkDigest, stats::{self, Spread}};\n",
+    )];
+    assert!(check(&fine).is_empty(), "{:?}", check(&fine));
+    // And the group's paths are the ones written.
+    let me = vec!["host".to_string(), "x".to_string()];
+    let paths: Vec<String> = imports(&me, "use super::{a::{b, c as d}, self};")
+        .iter()
+        .map(|p| p.join("::"))
+        .collect();
+    assert_eq!(paths, ["host::a::b", "host::a::c", "host"]);
+}
+
+#[test]
+fn a_test_attribute_on_anything_but_a_test_module_does_not_end_the_file() {
+    // An upward import after a `#[cfg(test)]` helper is still read.
+    let after_attribute = [file(
+        "host/x.rs",
+        "#[cfg(test)]\nfn helper() {}\n\nuse crate::gate::X;\n",
+    )];
+    assert!(
+        check(&after_attribute)
+            .iter()
+            .any(|p| p.contains("higher layer")),
+        "{:?}",
+        check(&after_attribute)
+    );
+    // Its twin: the same import inside a test module is left out, and so is
+    // a test module's own file; code after the block is read again.
+    let test_block = [file(
+        "host/x.rs",
+        "#[cfg(test)]\nmod tests { fn f() { if true { crate::gate::X; } } }\n",
+    )];
+    assert!(check(&test_block).is_empty(), "{:?}", check(&test_block));
+    let test_file = [
+        file("host/x.rs", "#[cfg(test)]\nmod tests;\n"),
+        file("host/x/tests.rs", "use crate::gate::X;\n"),
+    ];
+    assert!(check(&test_file).is_empty(), "{:?}", check(&test_file));
+    let after_block = [file(
+        "host/x.rs",
+        "#[cfg(test)]\nmod tests { }\nuse crate::gate::X;\n",
+    )];
+    assert!(!check(&after_block).is_empty());
+}
+
+#[test]
+fn a_circle_between_two_files_of_one_module_is_caught() {
+    let circle = [
+        file("advise/a.rs", "use super::b::X;\n"),
+        file("advise/b.rs", "use crate::advise::a::Y;\n"),
+    ];
+    let problems = check(&circle);
+    assert!(
+        problems.iter().any(|p| p.contains("circle in advise")),
+        "{problems:?}"
+    );
+    // Deeper: a folder and a file of `probe`, through a grouped import.
+    let deep = [
+        file("probe/k/judge/rules.rs", "use crate::probe::{seeds::S};\n"),
+        file("probe/seeds.rs", "use super::k::judge::rules::R;\n"),
+    ];
+    assert!(
+        check(&deep).iter().any(|p| p.contains("circle in probe")),
+        "{:?}",
+        check(&deep)
+    );
+    // Its twin: one way only, and a module's own mod.rs (the parent), is
+    // no circle.
+    let one_way = [
+        file("advise/a.rs", "use super::b::X;\n"),
+        file("advise/b.rs", "use super::Y;\n"),
+        file("advise/mod.rs", "pub use a::Z;\nuse self::b::W;\n"),
+    ];
+    assert!(check(&one_way).is_empty(), "{:?}", check(&one_way));
 }

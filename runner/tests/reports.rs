@@ -357,3 +357,59 @@ fn report_paths_that_are_folders_are_refused_before_any_gate() {
         assert!(out.stdout.is_empty());
     }
 }
+
+/// A one-result `gate --json-file` report: E19 (this checkout's claim) on
+/// `server`, with `verdict`.
+fn e19_report(server: &str, verdict: &str) -> String {
+    let rows =
+        runner::spec::row::resolve_rows(&common::root().join("specs"), &["E19".into()]).unwrap();
+    let row = &rows[0];
+    serde_json::json!({
+        "runner_version": "0", "interrupted": null,
+        "servers": [{"name": server, "file": "x", "ready": true,
+                     "version": format!("{server} 1.0"), "note": null}],
+        "results": [{
+            "row": {"id": "E19", "title": row.title, "claim": row.claim,
+                    "probe": row.probe.name(), "file": "specs/E19.yaml", "line": 1},
+            "profile": server, "verdict": verdict, "reason": "because",
+            "headline": "1.04x/2.01x", "elapsed_ms": 900.0
+        }]
+    })
+    .to_string()
+}
+
+#[test]
+fn a_partial_matrix_merge_shows_the_cells_the_reports_hold_and_exits_by_them() {
+    // E19 on granian and E19 on waitress, merged with no ROWs nor
+    // --servers: two cells, both passes, exit 0 (it printed every row by
+    // every profile, with 34 missing, and exited 2).
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    std::fs::write(&a, e19_report("granian", "pass")).unwrap();
+    std::fs::write(&b, e19_report("waitress", "pass")).unwrap();
+    let merged = |extra: &[&str]| {
+        let out = runner()
+            .args(["matrix", "--json", "--from"])
+            .args([&a, &b])
+            .args(extra)
+            .output()
+            .unwrap();
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (out.status.code(), doc)
+    };
+    let (code, doc) = merged(&[]);
+    let cells = doc["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 2, "{doc:#}");
+    assert!(cells.iter().all(|c| c["verdict"] == "pass"), "{doc:#}");
+    assert_eq!(code, Some(0));
+    // The twin: asking for a server no report holds shows it missing, exit 2.
+    let (code, doc) = merged(&["--servers", "granian,waitress,gunicorn"]);
+    let missing: Vec<&Value> = doc["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["text"] == "missing")
+        .collect();
+    assert_eq!(missing.len(), 1, "{doc:#}");
+    assert_eq!(code, Some(2));
+}

@@ -289,6 +289,8 @@ def app(environ, start_response):
         body, status = b"hello from my own app", "200 OK"
     elif path == "/boom":
         body, status = b"it broke", "500 Internal Server Error"
+    elif path == "/raise":
+        raise ValueError("raised by mymod.app")
     elif path == "/huge":
         body, status = b"x" * (17 * 1024 * 1024), "200 OK"
     else:
@@ -306,9 +308,12 @@ fn a_user_app_sweeps_with_work_not_verified() {
     let app = user_app();
     let app_dir = app.path().to_str().unwrap();
     let base = ["--app", "mymod:app", "--app-dir", app_dir, "--threads", "1"];
-    let s = sweep(&[&base[..], &["--path", "/hello"]].concat());
+    let s = sweep(&[&base[..], &["--path", "/hello", "--env", "MY_SETTING=1"]].concat());
     let ctx = s.context();
     assert_eq!(s.code, 0, "{ctx}");
+    // The app's settings are said where the figures are.
+    assert!(s.table.contains("with MY_SETTING=1"), "{ctx}");
+    assert_eq!(s.json["env"]["MY_SETTING"], "1", "{ctx}");
     s.assert_rows(&["threads=1 /hello"]);
     let load = &s.settings()[0]["load"];
     assert_eq!(load["work_verified"], false);
@@ -337,6 +342,16 @@ fn a_user_app_sweeps_with_work_not_verified() {
     );
     assert!(s.table.contains("NOT CLEAN"), "{ctx}");
 
+    // A view that raises: the reason ends with the server log's last
+    // lines, the traceback (a bare "HTTP 500" told the user nothing).
+    let s = sweep(&[&base[..], &["--path", "/raise"]].concat());
+    let ctx = s.context();
+    assert_eq!(s.code, 2, "{ctx}");
+    let reason = s.settings()[0]["reason"].as_str().unwrap().to_string();
+    assert!(reason.contains("the server's log"), "{ctx}");
+    assert!(reason.contains("ValueError: raised by mymod.app"), "{ctx}");
+    assert!(s.table.contains("ValueError: raised by mymod.app"), "{ctx}");
+
     // A body past the client's 16 MiB cap is a transport error, not memory
     // (in the window, or already in the warm-up, which stops a route that
     // fails more than it serves).
@@ -357,6 +372,10 @@ fn a_user_app_sweeps_with_work_not_verified() {
             .contains("the body is over the runner's 16777216-byte cap"),
         "{ctx}"
     );
+    // The twin of the traceback: errors that are not the server's 5xx
+    // leave its log out of the reason.
+    let reason = s.settings()[0]["reason"].as_str().unwrap();
+    assert!(!reason.contains("the server's log"), "{ctx}");
 }
 
 #[test]
@@ -372,6 +391,9 @@ fn bad_flags_name_the_flag_and_start_nothing() {
         (vec!["--app", "mymod:app"], "--app-dir"),
         (vec!["--app", "nope", "--app-dir", "/tmp"], "MODULE:ATTR"),
         (vec!["--connections", "0"], "--connections 0"),
+        (vec!["--env", "OPENBLAS_NUM_THREADS"], "give NAME=VALUE"),
+        (vec!["--env", "9X=1"], "--env \"9X\""),
+        (vec!["--ready-timeout-ms", "5"], "--ready-timeout-ms 5"),
     ] {
         let out = runner().arg("sweep").args(&args).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -379,6 +401,79 @@ fn bad_flags_name_the_flag_and_start_nothing() {
         assert!(stderr.contains(says), "{args:?}: {stderr}");
         assert!(!stderr.contains("starting the server"), "{stderr}");
     }
+}
+
+/// A tiny keep-alive HTTP server on 127.0.0.1 that answers every request
+/// with `reply`; it lives as long as the test process.
+fn serve_forever(reply: &'static str) -> std::net::SocketAddr {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut stream = stream;
+                let mut seen = Vec::new();
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = stream.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    seen.extend_from_slice(&buf[..n]);
+                    // One reply per request head read.
+                    while let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
+                        seen.drain(..end + 4);
+                        if stream.write_all(reply.as_bytes()).is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// `runner load --json` of `/` on `addr` for half a second.
+fn load_json(addr: std::net::SocketAddr) -> (Option<i32>, Value) {
+    let out = runner()
+        .args(["load", "--json", "--path", "/", "--no-digest"])
+        .args(["--connections", "2", "--duration", "500ms", "--addr"])
+        .arg(addr.to_string())
+        .output()
+        .unwrap();
+    let doc = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code(), doc)
+}
+
+#[test]
+fn load_counts_a_signed_content_length_as_an_error_on_every_reply() {
+    // hyper refuses `Content-Length: +5` (RFC 9110 allows digits only);
+    // the load's own parser must too, or the two clients disagree.
+    let (code, doc) = load_json(serve_forever(
+        "HTTP/1.1 200 OK\r\nContent-Length: +5\r\n\r\nhello",
+    ));
+    assert_eq!(code, Some(2), "{doc}");
+    assert_eq!(doc["requests"], 0, "{doc}");
+    let transport = doc["errors"]["counts"]["transport"].as_u64().unwrap_or(0);
+    assert!(transport > 0, "{doc}");
+    assert!(
+        doc["errors"]["samples"]["transport"]
+            .to_string()
+            .contains("Content-Length that is not a number"),
+        "{doc}"
+    );
+    // The twin: the same server with a valid length is read, every reply good.
+    let (code, doc) = load_json(serve_forever(
+        "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
+    ));
+    assert_eq!(code, Some(0), "{doc}");
+    assert!(doc["requests"].as_u64().unwrap() > 0, "{doc}");
+    assert!(
+        doc["errors"]["counts"].as_object().unwrap().is_empty(),
+        "{doc}"
+    );
 }
 
 #[test]

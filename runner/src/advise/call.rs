@@ -1,5 +1,5 @@
 //! Question 1 with `--call`: the GIL probe's reading of the call
-//! (`runner::gil`: a spinner thread beside the call, three controls, read
+//! (`runner::probe::gil`: a spinner thread beside the call, three controls, read
 //! from the kernel's accounting), in the interpreter the server runs, from
 //! the current folder as `runner gil-probe` runs it.
 
@@ -7,15 +7,15 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::{GilAnswer, Work};
-use crate::gil::{self, Expect, GilPlan};
-use crate::host::machine_lock::MachineLock;
+use crate::probe::gil::ask::ask;
+use crate::probe::gil::{Expect, GilPlan};
+use crate::session::Session;
 
 /// Runs the probe on `plan` and reads its answer.
 pub async fn measure(
+    session: &Session,
     python: &Path,
-    project_root: &Path,
     plan: &GilPlan,
-    lock_path: &Path,
     machine_wait: Duration,
 ) -> GilAnswer {
     let mut answer = GilAnswer {
@@ -26,17 +26,24 @@ pub async fn measure(
         pair: None,
         call: None,
     };
-    let lock = match MachineLock::take(lock_path, machine_wait).await {
-        Ok(lock) => lock,
+    let judged = match ask(
+        session,
+        python,
+        std::slice::from_ref(plan),
+        machine_wait,
+        &mut |_| {},
+    )
+    .await
+    {
+        Ok(mut asked) => match asked.pop() {
+            Some(a) => a.judgement,
+            None => return answer,
+        },
         Err(e) => {
             answer.reason = e;
             return answer;
         }
     };
-    let limits = gil::GilLimits::for_plan(plan);
-    let run = gil::measure(python, &gil::fixture_dir(project_root), plan, limits).await;
-    drop(lock);
-    let judged = gil::judge(plan, &run);
     answer.work = judged
         .figures
         .as_ref()

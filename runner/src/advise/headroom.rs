@@ -9,12 +9,17 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::request::{SWEEP_DURATION_MAX, SWEEP_REPLIES_AT_LEAST};
 use super::NEAR_BEST;
-use crate::sweep::{self, SettingResult, Status, SweepContext, SweepPlan};
+use crate::session::Session;
+use crate::sweep::{self, SettingResult, Status, SweepPlan};
 
 /// The settings swept.
 pub const THREADS: [u32; 3] = [1, 2, 4];
+
+/// A setting with fewer good replies than this cannot be read: its window
+/// is doubled, up to [`SWEEP_DURATION_MAX`], before advise gives up.
+pub const SWEEP_REPLIES_AT_LEAST: u64 = 20;
+pub const SWEEP_DURATION_MAX: std::time::Duration = std::time::Duration::from_secs(6);
 
 /// One setting's figures.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -99,7 +104,8 @@ pub fn cores() -> usize {
 /// that is slow (no reply in the window, none failed) or has fewer than
 /// [`SWEEP_REPLIES_AT_LEAST`] good replies is measured again with its window
 /// doubled, up to [`SWEEP_DURATION_MAX`]; then it is read as it is.
-pub async fn measure(ctx: &SweepContext<'_>, plan: &SweepPlan) -> Vec<SettingResult> {
+/// Err when the session's Python could not be prepared.
+pub async fn measure(session: &Session, plan: &SweepPlan) -> Result<Vec<SettingResult>, String> {
     let mut out = Vec::new();
     for threads in THREADS {
         let mut plan = SweepPlan {
@@ -108,7 +114,7 @@ pub async fn measure(ctx: &SweepContext<'_>, plan: &SweepPlan) -> Vec<SettingRes
         };
         loop {
             let mut one = Vec::new();
-            sweep::run(ctx, &plan, &mut one, &mut |_| {}).await;
+            sweep::run(session, &plan, &mut one, &mut |_| {}).await?;
             let Some(result) = one.pop() else { break };
             let too_few = match result.status {
                 Status::Slow => true,
@@ -127,7 +133,7 @@ pub async fn measure(ctx: &SweepContext<'_>, plan: &SweepPlan) -> Vec<SettingRes
         }
     }
     sweep::scale(&mut out);
-    out
+    Ok(out)
 }
 
 /// Reads the sweep's settings (one per entry of [`THREADS`], in order).

@@ -24,6 +24,7 @@ pub mod pair;
 pub mod placement;
 pub mod render;
 pub mod request;
+pub mod run;
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -64,7 +65,7 @@ pub struct GilAnswer {
     /// The pair's figures (no `--call`).
     pub pair: Option<pair::PairFigures>,
     /// The GIL probe's figures (`--call`).
-    pub call: Option<crate::gil::GilFigures>,
+    pub call: Option<crate::probe::gil::GilFigures>,
 }
 
 /// The one recommendation.

@@ -24,11 +24,11 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::host::limits::Limits;
-use crate::host::machine_lock::MachineLock;
 use crate::http::{self, Connection};
 use crate::kernel::schedstat::{self, Availability, Snapshot};
 use crate::server::asgi::LOOP_PROBE;
 use crate::server::pool::{PoolSpec, ServerPool};
+use crate::session::Session;
 use crate::spec::{Profile, ServerSettings};
 
 /// Trials (each one view and one probe).
@@ -108,7 +108,8 @@ pub struct PlacementSpec<'a> {
     pub app: &'a str,
     pub app_dir: &'a Path,
     pub logs_dir: &'a Path,
-    pub lock_path: &'a Path,
+    /// The session whose machine turn the placement takes.
+    pub session: &'a Session,
     pub limits: Limits,
     pub path: &'a str,
     pub ready_path: Option<&'a str>,
@@ -122,7 +123,7 @@ pub async fn measure(spec: &PlacementSpec<'_>) -> Placement {
         reason,
         trials,
     };
-    let lock = match MachineLock::take(spec.lock_path, spec.limits.machine_wait).await {
+    let lock = match spec.session.lock(spec.limits.machine_wait).await {
         Ok(lock) => lock,
         Err(e) => return none(e, Vec::new()),
     };

@@ -54,27 +54,31 @@ pub fn render(r: &AdviceReport) -> String {
                 f.one_thread_cpu_pct,
                 f.one_thread_run_queue_pct
             );
-            let _ = writeln!(
-                out,
-                "     threads   req/s  scaling   cpu %   rq %  window  warm-up (threads reached)"
-            );
+            let mut grid = crate::text::table::Grid::new([
+                "threads",
+                "req/s",
+                "scaling",
+                "cpu %",
+                "rq %",
+                "window",
+                "warm-up (threads reached)",
+            ]);
             for p in &f.points {
                 let pct = |v: Option<f64>| v.map_or_else(|| "-".into(), |v| format!("{v:.0}"));
-                let _ = writeln!(
-                    out,
-                    "     {:>7} {:>7.1} {:>7.2}x {:>7} {:>6} {:>6.1}s  {}",
-                    p.threads,
-                    p.requests_per_s,
-                    p.scaling,
+                grid.row([
+                    p.threads.to_string(),
+                    format!("{:.1}", p.requests_per_s),
+                    format!("{:.2}x", p.scaling),
                     pct(p.cpu_pct),
                     pct(p.run_queue_pct),
-                    p.window_s,
+                    format!("{:.1}s", p.window_s),
                     match (p.warmup_s, p.threads_reached) {
                         (Some(w), Some(t)) => format!("{w:.1}s ({t})"),
                         _ => "-".into(),
-                    }
-                );
+                    },
+                ]);
             }
+            out.push_str(&grid.right(&[0, 1, 2, 3, 4, 5]).render("     "));
         }
         None => {
             let _ = writeln!(out, "  2. is there headroom? cannot judge: {}", q2.reason);

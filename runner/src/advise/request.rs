@@ -7,9 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::gil::{GilBlock, GilPlan, InstrumentChoice};
 use crate::host::limits::Limits;
 use crate::load::route::Route;
+use crate::probe::gil::{GilBlock, GilPlan, InstrumentChoice};
 use crate::request::FieldError;
 use crate::sweep::request::{SweepField, SweepRequest, DEFAULT_PATH, DEFAULT_SERVER};
 use crate::sweep::SweepPlan;
@@ -20,10 +20,6 @@ use super::headroom;
 pub const SWEEP_WARMUP: &str = "300ms";
 pub const SWEEP_DURATION: &str = "1500ms";
 pub const SWEEP_CONNECTIONS: u32 = 8;
-/// A setting with fewer good replies than this cannot be read: its window
-/// is doubled, up to [`SWEEP_DURATION_MAX`], before advise gives up.
-pub const SWEEP_REPLIES_AT_LEAST: u64 = 20;
-pub const SWEEP_DURATION_MAX: std::time::Duration = std::time::Duration::from_secs(6);
 /// The warm-up's cap per setting (it ends sooner once every handler thread
 /// served the view and the rate settled).
 pub const SWEEP_WARMUP_CAP: std::time::Duration = std::time::Duration::from_secs(6);
@@ -43,6 +39,10 @@ pub struct AdviseRequest {
     /// Where the server is polled for readiness; default: the view itself
     /// with `app`, the profile's `ready.path` otherwise.
     pub ready_path: Option<String>,
+    /// The server's environment over its profile's, and its readiness
+    /// bound: the app's settings (`SweepRequest::env`).
+    pub env: std::collections::BTreeMap<String, String>,
+    pub ready_timeout_ms: Option<u64>,
     pub request_timeout_ms: u64,
     pub machine_wait_ms: u64,
 }
@@ -57,6 +57,8 @@ impl Default for AdviseRequest {
             app: None,
             app_dir: None,
             ready_path: None,
+            env: Default::default(),
+            ready_timeout_ms: None,
             request_timeout_ms: Limits::DEFAULT_REQUEST_MS,
             machine_wait_ms: Limits::DEFAULT_MACHINE_WAIT_MS,
         }
@@ -104,6 +106,8 @@ impl AdviseRequest {
             app: self.app.clone(),
             app_dir: self.app_dir.clone(),
             ready_path: self.ready_path.clone(),
+            env: self.env.clone(),
+            ready_timeout_ms: self.ready_timeout_ms,
             machine_wait_ms: self.machine_wait_ms,
         }
         .plan(fixture_dir, servers_dir)
@@ -134,7 +138,7 @@ impl AdviseRequest {
                     args: self
                         .args
                         .iter()
-                        .map(|a| crate::gil::plan::PyLiteral::Source(a.clone()))
+                        .map(|a| crate::probe::gil::plan::PyLiteral::Source(a.clone()))
                         .collect(),
                     instrument: Some(InstrumentChoice::Auto),
                     ..Default::default()

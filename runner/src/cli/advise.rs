@@ -7,20 +7,16 @@
 //! a server that would not start) or the input is unusable: no advice is
 //! ever a guess. 130/143 when interrupted (every server stopped first).
 
-use std::path::Path;
-use std::time::Instant;
-
 use clap::Args;
 
 use runner::advise::request::{AdviseField, AdviseRequest};
-use runner::advise::{call, headroom, pair, placement, render, AdviceReport};
+use runner::advise::run::{advise, Question};
+use runner::advise::{headroom, render};
 use runner::host::limits::Limits;
-use runner::host::project::Project;
 use runner::host::signals;
 use runner::request::FieldError;
-use runner::spec::Interface;
+use runner::session::Session;
 use runner::sweep::request::DEFAULT_PATH;
-use runner::sweep::SweepContext;
 use runner::verdict::Verdict;
 
 use super::args::{sweep_flag, AppArgs, JsonArgs};
@@ -79,6 +75,8 @@ impl AdviseArgs {
             app: self.app.app.clone(),
             app_dir: self.app.app_dir.clone(),
             ready_path: self.app.ready_path.clone(),
+            env: self.app.env(),
+            ready_timeout_ms: self.app.ready_timeout_ms,
             request_timeout_ms: self.request_timeout_ms,
             machine_wait_ms: self.machine_wait_ms,
         }
@@ -94,24 +92,24 @@ fn advise_flag(e: &FieldError<AdviseField>) -> String {
     })
 }
 
-pub async fn run(project: &Project, python: Option<&Path>, args: &AdviseArgs) -> Finish {
+pub async fn run(session: &Session, args: &AdviseArgs) -> Finish {
+    let project = session.project();
     if let Err(e) = args.out.check() {
         return unusable(&e);
     }
     let mut request = args.request();
-    let mut fixture_dir = interface::fixture_dir(project, &request.server);
+    let fixture_dir = interface::fixture_dir(project, &request.server);
     let mut opts = match request.plan(&fixture_dir, &project.servers_dir()) {
         Ok(o) => o,
         Err(e) => return unusable(&advise_flag(&e)),
     };
-    let started = Instant::now();
-    let env = match super::prepare_python(project, python) {
-        Ok(env) => env,
-        Err(e) => return unusable(&e),
-    };
     // The user's app: served on a server that speaks its interface, found
     // by importing it, or refused before anything starts.
     if !opts.headroom.fixture {
+        let env = match session.python() {
+            Ok(env) => env,
+            Err(e) => return unusable(&e),
+        };
         let settled = match interface::settle(
             project,
             &env.python,
@@ -138,144 +136,36 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &AdviseArgs) ->
                 other.name, settled.interface
             );
             request.server = other.file.display().to_string();
-            fixture_dir = interface::fixture_dir(project, &request.server);
+            let fixture_dir = interface::fixture_dir(project, &request.server);
             opts = match request.plan(&fixture_dir, &project.servers_dir()) {
                 Ok(o) => o,
                 Err(e) => return unusable(&advise_flag(&e)),
             };
         }
     }
-    // The holding control is the fixture of the profile's interface.
-    if opts.headroom.profile.interface == Interface::Asgi {
-        fixture_dir = project.fixture_dir(interface::ASGI_FIXTURE);
-    }
-    let profile = &opts.headroom.profile;
-    let lock_path = project.state_dir().join("measure.lock");
-    let logs_dir = project.logs_dir();
-    let asgi = profile.interface == Interface::Asgi;
-    let work = async {
-        // An ASGI view: where it runs first. On the loop, blocking it: the
-        // GIL question is asked of the view moved to a thread; awaiting:
-        // neither question changes the answer. In the pool: as WSGI.
-        let placed = if asgi {
-            eprintln!(
-                "advise {}: where does the view run, on the event loop or in the threadpool?",
-                opts.path
-            );
-            Some(
-                placement::measure(&placement::PlacementSpec {
-                    profile,
-                    python: &env.python,
-                    app: &opts.headroom.app,
-                    app_dir: &opts.headroom.app_dir,
-                    logs_dir: &logs_dir,
-                    lock_path: &lock_path,
-                    limits: opts.limits,
-                    path: &opts.path,
-                    ready_path: opts.headroom.ready.for_route(&opts.path),
-                })
-                .await,
-            )
-        } else {
-            None
-        };
-        let place = placed.as_ref().and_then(|p| p.place);
-        if placed.is_some() && place != Some(placement::Place::Pool) {
-            let not_asked = |what: &str| {
-                (
-                    runner::advise::GilAnswer {
-                        work: None,
-                        source: "not asked".into(),
-                        headline: String::new(),
-                        reason: format!("not asked: {what}"),
-                        pair: None,
-                        call: None,
-                    },
-                    headroom::Headroom {
-                        figures: None,
-                        reason: format!("not asked: {what}"),
-                    },
-                )
-            };
-            let (mut q1, q2) = not_asked(match place {
-                Some(placement::Place::LoopAwaits) => {
-                    "the view awaits on the event loop, where no thread count changes anything"
-                }
-                Some(_) => "the view blocks the event loop; no pool or thread count helps until it is moved off it",
-                None => "where the view runs could not be told",
-            });
-            if place == Some(placement::Place::LoopBlocks) {
-                eprintln!(
-                    "advise {}: would it scale moved to a thread? (the GIL question, the view run on a pool thread)",
-                    opts.path
-                );
-                q1 = pair::measure(&pair::PairSpec {
-                    profile,
-                    python: &env.python,
-                    app: &opts.headroom.app,
-                    app_dir: &opts.headroom.app_dir,
-                    fixture: opts.headroom.fixture,
-                    fixture_dir: &fixture_dir,
-                    logs_dir: &logs_dir,
-                    lock_path: &lock_path,
-                    limits: opts.limits,
-                    path: &opts.path,
-                    ready_path: opts.headroom.ready.for_route(&opts.path),
-                    offload: true,
-                })
-                .await;
-            }
-            return Ok::<_, String>((placed, q1, q2));
-        }
-        eprintln!(
+    let mut on = |q: Question| {
+        match q {
+        Question::Placement => eprintln!(
+            "advise {}: where does the view run, on the event loop or in the threadpool?",
+            opts.path
+        ),
+        Question::MovedToThread => eprintln!(
+            "advise {}: would it scale moved to a thread? (the GIL question, the view run on a pool thread)",
+            opts.path
+        ),
+        Question::Releases => eprintln!(
             "advise {}: question 1, does the work release the GIL?",
             opts.path
-        );
-        let q1 = match &opts.call {
-            Some(plan) => {
-                call::measure(
-                    &env.python,
-                    &project.root,
-                    plan,
-                    &lock_path,
-                    opts.limits.machine_wait,
-                )
-                .await
-            }
-            None => {
-                pair::measure(&pair::PairSpec {
-                    profile,
-                    python: &env.python,
-                    app: &opts.headroom.app,
-                    app_dir: &opts.headroom.app_dir,
-                    fixture: opts.headroom.fixture,
-                    fixture_dir: &fixture_dir,
-                    logs_dir: &logs_dir,
-                    lock_path: &lock_path,
-                    limits: opts.limits,
-                    path: &opts.path,
-                    ready_path: opts.headroom.ready.for_route(&opts.path),
-                    offload: false,
-                })
-                .await
-            }
-        };
-        eprintln!(
+        ),
+        Question::Headroom => eprintln!(
             "advise {}: question 2, is there headroom? (threads {:?})",
             opts.path,
             headroom::THREADS
-        );
-        let ctx = SweepContext {
-            python: &env.python,
-            logs_dir: logs_dir.clone(),
-            lock_path: lock_path.clone(),
-        };
-        let settings = headroom::measure(&ctx, &opts.headroom).await;
-        let q2 = headroom::read(&settings, headroom::cores());
-        Ok::<_, String>((placed, q1, q2))
+        ),
+    }
     };
-    let (placed, q1, q2) = match signals::until_signal(work).await {
-        Ok(Ok(answers)) => answers,
+    let report = match session.cancellable(advise(session, &opts, &mut on)).await {
+        Ok(Ok(report)) => report,
         Ok(Err(e)) => return unusable(&e),
         Err(signal) => {
             eprintln!(
@@ -284,25 +174,6 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &AdviseArgs) ->
             );
             return Finish::interrupted(signal, Vec::new());
         }
-    };
-    let report = match placed {
-        Some(placed) => AdviceReport::asgi(
-            profile.name.clone(),
-            opts.headroom.app.clone(),
-            opts.path.clone(),
-            placed,
-            q1,
-            q2,
-            started.elapsed().as_secs_f64(),
-        ),
-        None => AdviceReport::new(
-            profile.name.clone(),
-            opts.headroom.app.clone(),
-            opts.path.clone(),
-            q1,
-            q2,
-            started.elapsed().as_secs_f64(),
-        ),
     };
     match args.out.emit_value(&report) {
         Ok(true) => {}

@@ -65,6 +65,8 @@ pub fn sweep_flag(field: SweepField) -> &'static str {
         SweepField::App => "--app",
         SweepField::AppDir => "--app-dir",
         SweepField::ReadyPath => "--ready-path",
+        SweepField::Env => "--env",
+        SweepField::ReadyTimeoutMs => "--ready-timeout-ms",
     }
 }
 
@@ -104,6 +106,34 @@ pub struct AppArgs {
     /// route under test with --app, the profile's `ready.path` otherwise.
     #[arg(long, value_name = "PATH")]
     pub ready_path: Option<String>,
+
+    /// An environment variable the server starts with, over its profile's
+    /// (repeatable): the app's own settings, like OPENBLAS_NUM_THREADS=1.
+    #[arg(long = "env", value_name = "NAME=VALUE", value_parser = name_value)]
+    pub env: Vec<(String, String)>,
+
+    /// How long the server may take to answer its first request, in place
+    /// of its profile's `ready.timeout_ms` (an app that loads a model at
+    /// import).
+    #[arg(long, value_name = "MS")]
+    pub ready_timeout_ms: Option<u64>,
+}
+
+impl AppArgs {
+    /// `--env`, as the request's map (a later NAME wins).
+    pub fn env(&self) -> std::collections::BTreeMap<String, String> {
+        self.env.iter().cloned().collect()
+    }
+}
+
+/// `NAME=VALUE` of `--env`.
+fn name_value(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((name, value)) => Ok((name.to_string(), value.to_string())),
+        None => Err(format!(
+            "give NAME=VALUE, like OPENBLAS_NUM_THREADS=1 (not {s:?})"
+        )),
+    }
 }
 
 /// `--json` took a PATH in `sweep` and `matrix` before it meant "print":

@@ -1,30 +1,54 @@
-//! `runner check [FILES]`: validates rows without starting anything: gate
-//! rows, and sweep rows (any file in a folder named `sweeps`).
+//! `runner check [PATH...]`: validates rows without starting anything. A
+//! file is read by its folder: a sweep row in `sweeps/`, a server profile
+//! in `servers/`, a gate row anywhere else. A folder is every YAML file in
+//! it, and in its `sweeps/` and `servers/` (the layout of specs/); no
+//! PATH checks the project's specs/ that way.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use runner::host::project::Project;
 use runner::spec;
 
 use super::{unusable, Finish};
 
-pub fn run(project: &Project, files: &[PathBuf]) -> Finish {
-    let files = if files.is_empty() {
-        let sweeps = project.specs_dir().join("sweeps");
-        match spec::row_files(&project.specs_dir())
-            .and_then(|f| Ok([f, runner::sweep::row::files(&sweeps)?].concat()))
-        {
-            Ok(f) => f,
-            Err(e) => return unusable(&e.to_string()),
+/// The files a PATH names: itself, or a folder's YAML files (and its
+/// `sweeps/` and `servers/` folders'). A folder with none is an error.
+fn expand(path: &Path) -> Result<Vec<PathBuf>, String> {
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut files = spec::row_files(path).map_err(|e| e.to_string())?;
+    for sub in ["sweeps", "servers"] {
+        if path.join(sub).is_dir() {
+            files.extend(spec::row_files(&path.join(sub)).map_err(|e| e.to_string())?);
         }
-    } else {
-        files.to_vec()
-    };
+    }
+    if files.is_empty() {
+        return Err(format!(
+            "{}: a folder with no .yaml rows, sweep rows or profiles in it",
+            path.display()
+        ));
+    }
+    Ok(files)
+}
+
+pub fn run(project: &Project, paths: &[PathBuf]) -> Finish {
+    let specs = [project.specs_dir()];
+    let paths = if paths.is_empty() { &specs[..] } else { paths };
+    let mut files = Vec::new();
+    for p in paths {
+        match expand(p) {
+            Ok(f) => files.extend(f),
+            Err(e) => return unusable(&e),
+        }
+    }
     let mut bad = 0;
     for f in &files {
-        let is_sweep = f.parent().and_then(|p| p.file_name()) == Some("sweeps".as_ref());
-        let loaded = if is_sweep {
+        let folder = f.parent().and_then(|p| p.file_name());
+        let loaded = if folder == Some("sweeps".as_ref()) {
             runner::sweep::row::load(f, &project.app_dir()).map(|r| r.id)
+        } else if folder == Some("servers".as_ref()) {
+            spec::profile::load_profile(f).map(|p| format!("server {}", p.name))
         } else {
             runner::spec::row::load_row(f).map(|r| r.id)
         };

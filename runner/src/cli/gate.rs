@@ -2,17 +2,17 @@
 //! line per gate (or one JSON document), and a summary.
 
 use std::cell::RefCell;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 use std::time::{Instant, SystemTime};
 
-use runner::event::Event;
-use runner::gate::session::{Job, Progress};
-use runner::host::project::Project;
+use runner::gate::batch::{self, BatchPlan, Job};
+use runner::gate::event::Event;
 use runner::report::export::{github, ExportInput, ExportManager, Format};
 use runner::report::json::{self};
 use runner::report::terminal::Terminal;
+use runner::session::Session;
 use runner::spec::Interface;
 
 use super::args::{report_path, JsonArgs, RunArgs};
@@ -46,7 +46,8 @@ pub struct GateArgs {
     pub run: RunArgs,
 }
 
-pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> Finish {
+pub async fn run(session: &Session, args: &GateArgs) -> Finish {
+    let project = session.project();
     let (started, clock) = (SystemTime::now(), Instant::now());
     let run = match args.run.plan() {
         Ok(r) => r,
@@ -75,7 +76,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
     // not applicable there instead).
     let mut jobs: Vec<Job> = Vec::new();
     let mut refusals = Vec::new();
-    let env = match super::prepare_python(project, python) {
+    let env = match session.python() {
         Ok(env) => env,
         Err(e) => return unusable(&e),
     };
@@ -147,7 +148,6 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
         seen
     };
 
-    let progress = RefCell::new(Progress::default());
     let pending = RefCell::new(None);
     let python_status = RefCell::new(None);
     let terminal = RefCell::new(Terminal::new(std::io::stdout()));
@@ -157,33 +157,29 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
             terminal.borrow_mut().event(&e);
         }
     };
-    let interrupted = match super::run_jobs_interruptible(
-        project,
-        python,
-        run.limits,
-        &jobs,
-        &progress,
-        &mut emit,
-        &mut |env| {
-            // The header `matrix --from` shows: the server's version, and
-            // the interpreter's for rows that run no server. Read while the
-            // gates run, and joined before the report.
-            *pending.borrow_mut() = Some(runner::server::status::statuses_in_background(
-                profiles.clone(),
-                env.python.clone(),
+    let mut on_env = |env: &runner::host::pyenv::PythonEnv| {
+        // The header `matrix --from` shows: the server's version, and
+        // the interpreter's for rows that run no server. Read while the
+        // gates run, and joined before the report.
+        *pending.borrow_mut() = Some(runner::server::status::statuses_in_background(
+            profiles.clone(),
+            env.python.clone(),
+        ));
+        if jobs.iter().any(|j| j.row.servers().is_empty()) {
+            *python_status.borrow_mut() = Some(runner::server::status::python_status(
+                runner::gate::NO_SERVER,
+                &env.python,
+                &project.specs_dir(),
             ));
-            if jobs.iter().any(|j| j.row.servers().is_empty()) {
-                *python_status.borrow_mut() = Some(runner::server::status::python_status(
-                    runner::gate::NO_SERVER,
-                    &env.python,
-                    &project.specs_dir(),
-                ));
-            }
-        },
-    )
-    .await
-    {
-        Ok(i) => i,
+        }
+    };
+    let plan = BatchPlan {
+        limits: run.limits,
+        gap: std::time::Duration::ZERO,
+        on_env: &mut on_env,
+    };
+    let batch = match batch::run(session, plan, &jobs, &mut emit).await {
+        Ok(b) => b,
         Err(e) => return unusable(&e),
     };
     let mut statuses: Vec<_> = pending
@@ -193,8 +189,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
     statuses.extend(python_status.into_inner());
     let statuses = RefCell::new(statuses);
 
-    let progress = progress.borrow();
-    let note = super::interrupted_note(interrupted, &progress);
+    let note = batch.interrupted.clone();
     if let Some(note) = &note {
         eprintln!(
             "interrupted by {} during {}; every server started was stopped",
@@ -205,16 +200,16 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
     if args.out.json {
         println!(
             "{}",
-            json::render(&progress.results, note.clone(), &statuses.borrow())
+            json::render(&batch.results, note.clone(), &statuses.borrow())
         );
     } else {
-        terminal.borrow_mut().summary(&progress.results);
+        terminal.borrow_mut().summary(&batch.results);
     }
-    let verdicts: Vec<_> = progress.results.iter().map(|r| r.counts_as()).collect();
+    let verdicts: Vec<_> = batch.results.iter().map(|r| r.counts_as()).collect();
     if github::in_actions() {
         // With --json, stdout carries only the JSON document; GitHub reads
         // workflow commands from stderr too.
-        for line in github::annotations(&project.root, &progress.results) {
+        for line in github::annotations(&project.root, &batch.results) {
             if args.out.json {
                 eprintln!("{line}");
             } else {
@@ -228,7 +223,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
     exports.add(Format::Markdown, args.markdown.as_deref());
     exports.with_step_summary(github::step_summary());
     let input = ExportInput {
-        results: &progress.results,
+        results: &batch.results,
         interrupted: note.as_ref(),
         servers: &statuses.borrow(),
         root: &project.root,
@@ -246,5 +241,5 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GateArgs) -> F
             finish
         };
     }
-    Finish::ended(interrupted, verdicts)
+    Finish::ended(batch.signal, verdicts)
 }

@@ -9,17 +9,18 @@
 //! answer. It takes the machine's measuring turn like any gate, so two
 //! probes never read each other as load.
 
-use std::path::Path;
 use std::time::Duration;
 
 use clap::Args;
-use serde::Serialize;
 
-use runner::gil::{self, Expect, GilBlock, GilFigures, GilJudgement, GilRun, InstrumentChoice};
 use runner::host::limits::Limits;
-use runner::host::machine_lock::MachineLock;
-use runner::host::project::Project;
-use runner::host::{pyenv, signals};
+use runner::host::signals;
+use runner::probe::gil::ask::{ask, stage_plans, stage_table, Asked, Report, StageError};
+use runner::probe::gil::plan::PyLiteral;
+use runner::probe::gil::render::verdict_text;
+use runner::probe::gil::stages::render as render_stages;
+use runner::probe::gil::{Expect, GilBlock, InstrumentChoice};
+use runner::session::Session;
 use runner::verdict::Verdict;
 
 use super::args::JsonArgs;
@@ -78,18 +79,6 @@ pub struct GilProbeArgs {
     pub machine_wait_ms: u64,
 }
 
-/// The `--json` document.
-#[derive(Serialize)]
-struct JsonOut<'a> {
-    verdict: Verdict,
-    answer: Option<Expect>,
-    reason: &'a str,
-    confidence: &'a str,
-    headline: &'a str,
-    figures: Option<&'a GilFigures>,
-    run: &'a GilRun,
-}
-
 /// The block the flags describe, as a row would write it.
 fn block(args: &GilProbeArgs) -> Result<GilBlock, String> {
     match (&args.call, &args.setup) {
@@ -132,7 +121,7 @@ fn block(args: &GilProbeArgs) -> Result<GilBlock, String> {
         args: args
             .args
             .iter()
-            .map(|a| gil::plan::PyLiteral::Source(a.clone()))
+            .map(|a| PyLiteral::Source(a.clone()))
             .collect(),
         expect,
         round_ms: args.round_ms,
@@ -143,12 +132,12 @@ fn block(args: &GilProbeArgs) -> Result<GilBlock, String> {
     })
 }
 
-pub async fn run(project: &Project, python: Option<&Path>, args: &GilProbeArgs) -> Finish {
+pub async fn run(session: &Session, args: &GilProbeArgs) -> Finish {
     if let Err(e) = args.out.check() {
         return unusable(&e);
     }
     if !args.stage.is_empty() {
-        return stages::run(project, python, args).await;
+        return stages(session, args).await;
     }
     let plan = match block(args).and_then(|b| {
         b.validate()
@@ -157,55 +146,33 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GilProbeArgs) 
         Ok(p) => p,
         Err(e) => return unusable(&e),
     };
-    let env = match pyenv::prepare(project, python, &mut |p| {
-        if let pyenv::EnvProgress::Installing { venv, reason, .. } = p {
-            eprintln!(
-                "preparing the Python environment ({reason}): {} (pass --python to use your own interpreter)",
-                venv.display()
-            );
-        }
-    }) {
+    let env = match session.python() {
         Ok(env) => env,
-        Err(e) => return unusable(&e.to_string()),
+        Err(e) => return unusable(&e),
     };
-    let lock_path = project.state_dir().join("measure.lock");
     let wait = Duration::from_millis(args.machine_wait_ms);
-    let lock = match MachineLock::take(&lock_path, wait).await {
-        Ok(lock) => lock,
-        Err(e) => return cannot_judge(&e),
+    let mut before = |_| {
+        eprintln!(
+            "gil-probe {} in {}: {} rounds of {} ms per arm",
+            plan.target.describe(),
+            env.python.display(),
+            plan.rounds,
+            plan.round_ms
+        )
     };
-    eprintln!(
-        "gil-probe {} in {}: {} rounds of {} ms per arm",
-        plan.target.describe(),
-        env.python.display(),
-        plan.rounds,
-        plan.round_ms
-    );
-    let limits = gil::GilLimits::for_plan(&plan);
-    let fixtures = gil::fixture_dir(&project.root);
-    let measured = signals::until_signal(gil::measure(&env.python, &fixtures, &plan, limits)).await;
-    drop(lock);
-    let run = match measured {
-        Ok(run) => run,
-        Err(signal) => {
-            eprintln!(
-                "interrupted by {}; the probe's processes were stopped",
-                signals::name(signal)
-            );
-            return Finish::interrupted(signal, Vec::new());
-        }
+    let plans = std::slice::from_ref(&plan);
+    let asked = match asked(
+        session
+            .cancellable(ask(session, &env.python, plans, wait, &mut before))
+            .await,
+    ) {
+        Ok(mut a) => a.pop(),
+        Err(finish) => return finish,
     };
-    let judgement = gil::judge(&plan, &run);
-    let out = JsonOut {
-        verdict: judgement.verdict,
-        answer: judgement.figures.as_ref().and_then(|f| f.answer),
-        reason: &judgement.reason,
-        confidence: &judgement.confidence,
-        headline: &judgement.headline,
-        figures: judgement.figures.as_ref(),
-        run: &run,
+    let Some(Asked { run, judgement }) = asked else {
+        return cannot_judge("the probe did not run");
     };
-    let printed = match args.out.emit_value(&out) {
+    let printed = match args.out.emit_value(&Report::of(&judgement, &run)) {
         Ok(p) => p,
         Err(e) => return unusable(&e),
     };
@@ -214,34 +181,25 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &GilProbeArgs) 
             .figures
             .as_ref()
             .map_or_else(|| plan.target.describe(), |f| f.target.clone());
-        print!("{}", text(&target, &judgement, &run));
+        print!("{}", verdict_text(&target, &judgement, &run));
     }
     Finish::verdicts(vec![judgement.verdict])
 }
 
-/// The terminal report: a verdict line, the table, the reason, confidence.
-fn text(target: &str, j: &GilJudgement, run: &GilRun) -> String {
-    let answer = j.figures.as_ref().and_then(|f| f.answer);
-    let word = match (j.verdict, answer) {
-        (Verdict::Fail, Some(a)) => format!("FAIL ({})", a.name().to_uppercase()),
-        (_, Some(a)) => a.name().to_uppercase(),
-        _ => "CANNOT JUDGE".to_string(),
-    };
-    let mut out = format!("{word} {target}");
-    if !j.headline.is_empty() {
-        out.push_str(&format!(": {}", j.headline));
+/// The probes' judgements, or how the command ends without them: stopped
+/// by a signal, or without the machine's turn.
+fn asked(outcome: Result<Result<Vec<Asked>, String>, i32>) -> Result<Vec<Asked>, Finish> {
+    match outcome {
+        Ok(Ok(asked)) => Ok(asked),
+        Ok(Err(e)) => Err(cannot_judge(&e)),
+        Err(signal) => {
+            eprintln!(
+                "interrupted by {}; the probe's processes were stopped",
+                signals::name(signal)
+            );
+            Err(Finish::interrupted(signal, Vec::new()))
+        }
     }
-    out.push('\n');
-    if let Some(f) = &j.figures {
-        out.push_str(&gil::render(f));
-    }
-    out.push_str(&format!("  {}\n", j.reason));
-    out.push_str(&format!(
-        "  confidence: {}; {:.2} s\n",
-        j.confidence,
-        run.elapsed_ms / 1e3
-    ));
-    out
 }
 
 /// The flag that sets a block's key, for messages.
@@ -259,114 +217,57 @@ fn plan_flag(key: &str) -> &'static str {
 }
 
 /// `--stage`: one probe per stage, then the stage table.
-mod stages {
-    use std::path::Path;
-    use std::time::Duration;
-
-    use super::GilProbeArgs;
-    use runner::exit::Outcome;
-    use runner::gil::stages::{self, StageInput};
-    use runner::gil::{self, GilJudgement};
-    use runner::host::machine_lock::MachineLock;
-    use runner::host::project::Project;
-    use runner::host::{pyenv, signals};
-    use runner::verdict::Verdict;
-
-    use super::super::{unusable, Finish};
-    use super::{block, cannot_judge, plan_flag};
-
-    pub async fn run(project: &Project, python: Option<&Path>, args: &GilProbeArgs) -> Finish {
-        if args.setup.is_none() {
-            return unusable(
-                "--stage needs --setup MODULE:FUNCTION, a setup that takes the stage's name first",
-            );
-        }
-        if args.expect.is_some() || !args.scale.is_empty() {
-            return unusable("--stage reads every stage: leave out --expect and --scale");
-        }
-        let mut plans = Vec::new();
-        for name in &args.stage {
-            let name = name.trim();
-            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return unusable(&format!(
-                    "--stage {name:?}: a stage is a name (letters, digits, _)"
-                ));
-            }
-            let mut one = block(args);
-            if let Ok(b) = &mut one {
-                b.args
-                    .insert(0, gil::plan::PyLiteral::Source(format!("'{name}'")));
-            }
-            match one.and_then(|b| {
-                b.validate()
-                    .map_err(|e| format!("{}: {}", plan_flag(e.key), e.message))
-            }) {
-                Ok(p) => plans.push((name.to_string(), p)),
-                Err(e) => return unusable(&e),
-            }
-        }
-        let env = match pyenv::prepare(project, python, &mut |_| {}) {
-            Ok(env) => env,
-            Err(e) => return unusable(&e.to_string()),
-        };
-        let lock_path = project.state_dir().join("measure.lock");
-        let wait = Duration::from_millis(args.machine_wait_ms);
-        let lock = match MachineLock::acquire(&lock_path, wait).await {
-            Ok(Some(lock)) => lock,
-            Ok(None) => {
-                return cannot_judge(&format!(
-                    "another gate held {} for {} s; wait for it, or raise --machine-wait-ms",
-                    lock_path.display(),
-                    wait.as_secs()
-                ))
-            }
-            Err(e) => return cannot_judge(&format!("cannot lock {}: {e}", lock_path.display())),
-        };
-        let fixtures = gil::fixture_dir(&project.root);
-        let mut judged: Vec<(String, GilJudgement)> = Vec::new();
-        for (name, plan) in &plans {
-            eprintln!(
-                "stage {name}: {} rounds of {} ms per arm",
-                plan.rounds, plan.round_ms
-            );
-            let limits = gil::GilLimits::for_plan(plan);
-            match signals::until_signal(gil::measure(&env.python, &fixtures, plan, limits)).await {
-                Ok(run) => judged.push((name.clone(), gil::judge(plan, &run))),
-                Err(signal) => {
-                    eprintln!(
-                        "interrupted by {}; the probe's processes were stopped",
-                        signals::name(signal)
-                    );
-                    return Finish {
-                        outcome: Outcome::Interrupted { signal },
-                        verdicts: Vec::new(),
-                    };
-                }
-            }
-        }
-        drop(lock);
-        let mut inputs = Vec::new();
-        for (name, j) in &judged {
-            match &j.figures {
-                Some(f) => inputs.push(StageInput::from_figures(name, f)),
-                None => return cannot_judge(&format!("stage {name}: {}", j.reason)),
-            }
-        }
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-        let Some(table) = stages::table(&inputs, cores) else {
-            return cannot_judge("no stage has a time per call");
-        };
-        match args.out.emit_value(&table) {
-            Ok(true) => {}
-            Ok(false) => print!("{}", stages::render(&table)),
-            Err(e) => return unusable(&e),
-        }
-        let verdicts = judged.iter().map(|(_, j)| j.verdict).collect::<Vec<_>>();
-        if table.binds.is_none() {
-            return Finish::verdicts(vec![Verdict::CannotJudge]);
-        }
-        Finish::verdicts(verdicts)
+async fn stages(session: &Session, args: &GilProbeArgs) -> Finish {
+    if args.setup.is_none() {
+        return unusable(
+            "--stage needs --setup MODULE:FUNCTION, a setup that takes the stage's name first",
+        );
     }
+    if args.expect.is_some() || !args.scale.is_empty() {
+        return unusable("--stage reads every stage: leave out --expect and --scale");
+    }
+    let names: Vec<String> = args.stage.iter().map(|n| n.trim().to_string()).collect();
+    let plans = match block(args).and_then(|b| {
+        stage_plans(&b, &names).map_err(|e| match e {
+            StageError::Name(m) => format!("--stage {m}"),
+            StageError::Plan(e) => format!("{}: {}", plan_flag(e.key), e.message),
+        })
+    }) {
+        Ok(p) => p,
+        Err(e) => return unusable(&e),
+    };
+    let env = match session.python() {
+        Ok(env) => env,
+        Err(e) => return unusable(&e),
+    };
+    let wait = Duration::from_millis(args.machine_wait_ms);
+    let mut before = |i: usize| {
+        eprintln!(
+            "stage {}: {} rounds of {} ms per arm",
+            names[i], plans[i].rounds, plans[i].round_ms
+        )
+    };
+    let asked = match asked(
+        session
+            .cancellable(ask(session, &env.python, &plans, wait, &mut before))
+            .await,
+    ) {
+        Ok(a) => a,
+        Err(finish) => return finish,
+    };
+    let table = match stage_table(&names, &asked) {
+        Ok(t) => t,
+        Err(e) => return cannot_judge(&e),
+    };
+    match args.out.emit_value(&table) {
+        Ok(true) => {}
+        Ok(false) => print!("{}", render_stages(&table)),
+        Err(e) => return unusable(&e),
+    }
+    if table.binds.is_none() {
+        return Finish::verdicts(vec![Verdict::CannotJudge]);
+    }
+    Finish::verdicts(asked.iter().map(|a| a.judgement.verdict).collect())
 }
 
 fn cannot_judge(message: &str) -> Finish {

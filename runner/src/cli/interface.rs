@@ -11,8 +11,7 @@ use runner::host::project::Project;
 use runner::server::interface::{self, Found};
 use runner::spec::{self, Interface, Profile};
 
-/// The ASGI twin of fixtures/bareapp.
-pub const ASGI_FIXTURE: &str = "asgiapp";
+pub use runner::server::interface::ASGI_FIXTURE;
 
 /// `--interface wsgi|asgi`, for clap.
 pub fn parse_interface(text: &str) -> Result<Interface, String> {

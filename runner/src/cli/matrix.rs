@@ -10,17 +10,17 @@ use std::time::Instant;
 
 use clap::Args;
 
-use runner::event::Event;
+use runner::gate::batch::{self, BatchPlan, Job};
+use runner::gate::event::Event;
 use runner::gate::request::RunPlan;
-use runner::gate::session::{Job, Progress};
 use runner::host::project::Project;
 use runner::report::export::{github, junit};
-use runner::report::json::Interrupted;
 use runner::report::matrix::{Entry, Matrix, RowHead};
 use runner::report::merge;
 use runner::report::terminal::Terminal;
 use runner::server::status;
-use runner::{host::signals, spec};
+use runner::session::Session;
+use runner::spec;
 
 use super::servers::all_profiles;
 
@@ -49,7 +49,9 @@ pub struct MatrixArgs {
 
     // CI at scale (issue 19): the merge of jobs' reports and its JUnit file.
     /// Run nothing: merge these `gate --json-file` reports (one per CI job)
-    /// into the matrix of ROWs by --servers; a cell none gives reads missing.
+    /// into the matrix of ROWs by --servers (by default, the rows and
+    /// servers the reports hold); a cell asked for that none gives reads
+    /// missing.
     #[arg(long, value_name = "REPORT.json", num_args = 1..)]
     pub from: Vec<PathBuf>,
 
@@ -95,7 +97,8 @@ fn options(args: &MatrixArgs) -> Result<MatrixOptions, String> {
     Ok(MatrixOptions { run })
 }
 
-pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) -> Finish {
+pub async fn run(session: &Session, args: &MatrixArgs) -> Finish {
+    let project = session.project();
     let started = Instant::now();
     let opts = match options(args) {
         Ok(o) => o,
@@ -139,7 +142,11 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
             }
         }
         let names: Vec<String> = profiles.iter().map(|p| p.name.clone()).collect();
-        let matrix = merge::merge(heads, &names, &reports);
+        let asked = merge::Asked {
+            rows: !args.rows.is_empty(),
+            servers: !args.servers.is_empty(),
+        };
+        let matrix = merge::merge_asked(heads, &names, &reports, asked);
         return finish(project, args, &matrix, None);
     }
     let mut jobs = Vec::new();
@@ -162,38 +169,27 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
     }
     let python_column = rows.iter().any(|r| r.servers().is_empty());
 
-    let progress = RefCell::new(Progress::default());
     // Per-gate tables go to stderr: stdout carries the matrix only.
     let terminal = RefCell::new(Terminal::new(std::io::stderr()));
     let mut emit = |e: Event<'_>| terminal.borrow_mut().event(&e);
-    let pending = RefCell::new(None);
-    let limits = opts.run.limits;
-    let interrupted = match super::run_jobs_interruptible(
-        project,
-        python,
-        limits,
-        &jobs,
-        &progress,
-        &mut emit,
-        &mut |env| {
-            // Read while the gates run, joined before the report.
-            *pending.borrow_mut() = Some(status::statuses_in_background(
-                profiles.clone(),
-                env.python.clone(),
-            ));
-        },
-    )
-    .await
-    {
-        Ok(i) => i,
+    let mut pending = None;
+    let mut on_env = |env: &runner::host::pyenv::PythonEnv| {
+        // Read while the gates run, joined before the report.
+        pending = Some(status::statuses_in_background(
+            profiles.clone(),
+            env.python.clone(),
+        ));
+    };
+    let plan = BatchPlan {
+        limits: opts.run.limits,
+        gap: std::time::Duration::ZERO,
+        on_env: &mut on_env,
+    };
+    let batch = match batch::run(session, plan, &jobs, &mut emit).await {
+        Ok(b) => b,
         Err(e) => return unusable(&e),
     };
-
-    let progress = progress.borrow();
-    let mut statuses = pending
-        .into_inner()
-        .and_then(|h| h.join().ok())
-        .unwrap_or_default();
+    let mut statuses = pending.and_then(|h| h.join().ok()).unwrap_or_default();
     if statuses.is_empty() {
         // Interrupted before the versions were read: columns without them.
         statuses = status::statuses(&profiles, None)
@@ -207,7 +203,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
     if python_column {
         statuses.push(runner::server::status::python_status(
             runner::gate::NO_SERVER,
-            &python.map_or_else(
+            &session.python_override().map_or_else(
                 || project.state_dir().join("venv/bin/python"),
                 Path::to_path_buf,
             ),
@@ -217,21 +213,17 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &MatrixArgs) ->
     let matrix = Matrix {
         rows: heads,
         servers: statuses,
-        entries: progress.results.iter().map(Entry::from).collect(),
-        results: progress
+        entries: batch.results.iter().map(Entry::from).collect(),
+        results: batch
             .results
             .iter()
             .map(|r| serde_json::to_value(r).unwrap_or_default())
             .collect(),
         merged: None,
         wall: started.elapsed(),
-        interrupted: interrupted.map(|signal| Interrupted {
-            signal: signals::name(signal).into(),
-            during: progress.current.clone(),
-            server_pgid: progress.current_pgid,
-        }),
+        interrupted: batch.interrupted,
     };
-    finish(project, args, &matrix, interrupted)
+    finish(project, args, &matrix, batch.signal)
 }
 
 /// Prints the matrix (or, with --json, its JSON document), writes the files

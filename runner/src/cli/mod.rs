@@ -25,6 +25,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use runner::exit::Outcome;
 use runner::host::project::Project;
+use runner::session::Session;
 use runner::verdict::Verdict;
 
 #[derive(Debug, Parser)]
@@ -102,7 +103,9 @@ pub enum Command {
     List,
     /// Validate row files without starting anything.
     Check {
-        /// Row files; all of specs/*.yaml by default.
+        /// Row, sweep row and profile files, or folders of them (each with
+        /// its `sweeps/` and `servers/`); specs/ by default.
+        #[arg(value_name = "PATH")]
         files: Vec<PathBuf>,
     },
     /// Run one row's gate N times (each on a fresh server), optionally under
@@ -194,6 +197,8 @@ pub async fn dispatch(cli: Cli) -> Finish {
         Err(e) => return unusable(&e),
     };
     let python = cli.python.as_deref();
+    // The environment's progress goes to stderr, in its own words.
+    let session = Session::new(project.clone(), cli.python.clone()).with_sink(|p| eprintln!("{p}"));
     match &cli.command {
         Command::List => list::run(&project),
         Command::Check { files } => check::run(&project, files),
@@ -205,15 +210,15 @@ pub async fn dispatch(cli: Cli) -> Finish {
             print!("{}", what.render());
             Finish::ok()
         }
-        Command::Gate(args) => gate::run(&project, python, args).await,
-        Command::Stress(args) => stress::run(&project, python, args).await,
-        Command::Matrix(args) => matrix::run(&project, python, args).await,
+        Command::Gate(args) => gate::run(&session, args).await,
+        Command::Stress(args) => stress::run(&session, args).await,
+        Command::Matrix(args) => matrix::run(&session, args).await,
         Command::Servers { profiles } => servers::run(&project, python, profiles),
-        Command::Signoff(args) => signoff::run(&project, python, args).await,
-        Command::GilProbe(args) => gil_probe::run(&project, python, args).await,
-        Command::Sweep(args) => sweep::run(&project, python, args).await,
+        Command::Signoff(args) => signoff::run(&session, args).await,
+        Command::GilProbe(args) => gil_probe::run(&session, args).await,
+        Command::Sweep(args) => sweep::run(&session, args).await,
         Command::Load(args) => load::run(args).await,
-        Command::Advise(args) => advise::run(&project, python, args).await,
+        Command::Advise(args) => advise::run(&session, args).await,
     }
 }
 
@@ -284,67 +289,6 @@ pub fn unusable(message: &str) -> Finish {
         outcome: Outcome::Unusable,
         verdicts: Vec::new(),
     }
-}
-
-/// Prepares the Python environment, saying so on stderr when it installs.
-pub fn prepare_python(
-    project: &Project,
-    python: Option<&std::path::Path>,
-) -> Result<runner::host::pyenv::PythonEnv, String> {
-    runner::host::pyenv::prepare(project, python, &mut |p| {
-        if let runner::host::pyenv::EnvProgress::Installing { venv, reason, .. } = p {
-            eprintln!(
-                "preparing the Python environment ({reason}): creating {} (this takes a minute once)",
-                venv.display()
-            );
-        }
-    })
-    .map_err(|e| e.to_string())
-}
-
-/// Prepares Python, then runs `jobs` one after another until they finish or
-/// SIGINT/SIGTERM stops them (every server stopped first). `on_env` sees the
-/// interpreter before the first gate. Ok(Some(signal)) when interrupted;
-/// Err with a message when the environment could not be prepared.
-pub async fn run_jobs_interruptible(
-    project: &runner::host::project::Project,
-    python: Option<&std::path::Path>,
-    limits: runner::host::limits::Limits,
-    jobs: &[runner::gate::session::Job],
-    progress: &std::cell::RefCell<runner::gate::session::Progress>,
-    emit: &mut dyn FnMut(runner::event::Event<'_>),
-    on_env: &mut dyn FnMut(&runner::host::pyenv::PythonEnv),
-) -> Result<Option<i32>, String> {
-    use runner::event::Event;
-    let work = async {
-        let env = runner::host::pyenv::prepare(project, python, &mut |p| emit(Event::Env(p)))
-            .map_err(|e| e.to_string())?;
-        on_env(&env);
-        let ctx = runner::gate::GateContext {
-            project,
-            python: &env,
-            limits,
-        };
-        runner::gate::session::run_jobs(&ctx, jobs, progress, emit).await;
-        Ok::<(), String>(())
-    };
-    match runner::host::signals::until_signal(work).await {
-        Ok(Ok(())) => Ok(None),
-        Ok(Err(e)) => Err(e),
-        Err(signal) => Ok(Some(signal)),
-    }
-}
-
-/// The note an interrupted run's report carries, from where it was.
-pub fn interrupted_note(
-    signal: Option<i32>,
-    progress: &runner::gate::session::Progress,
-) -> Option<runner::report::json::Interrupted> {
-    signal.map(|signal| runner::report::json::Interrupted {
-        signal: runner::host::signals::name(signal).into(),
-        during: progress.current.clone(),
-        server_pgid: progress.current_pgid,
-    })
 }
 
 #[cfg(test)]

@@ -5,11 +5,9 @@
 
 use std::path::Path;
 
-use runner::event::Event;
-use runner::gil::requires;
 use runner::host::project::Project;
 use runner::host::pyenv;
-use runner::report::terminal::Terminal;
+use runner::host::requires;
 
 use super::{unusable, Finish};
 
@@ -19,7 +17,6 @@ pub fn run(
     rows: &[String],
     server: Option<&str>,
 ) -> Finish {
-    let mut terminal = Terminal::new(std::io::stdout());
     let profile = match server.map(|s| runner::spec::resolve_profile(&project.servers_dir(), s)) {
         None => None,
         Some(Ok(p)) => Some(p),
@@ -32,9 +29,7 @@ pub fn run(
         // needs no pin of its own.
         Some(None) => pyenv::Want::Any,
     };
-    let env = match pyenv::prepare_for(project, python, want, &mut |p| {
-        terminal.event(&Event::Env(p))
-    }) {
+    let env = match pyenv::prepare_for(project, python, want, &mut |p| eprintln!("{p}")) {
         Ok(env) => env,
         Err(e) => return unusable(&e.to_string()),
     };

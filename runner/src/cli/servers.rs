@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use runner::host::project::Project;
 use runner::server::status::{self, ServerStatus};
 use runner::spec;
+use runner::text::table::Grid;
 
 use super::{unusable, Finish};
 
@@ -56,31 +57,28 @@ fn render(project: &Project, statuses: &[ServerStatus]) -> String {
             .display()
             .to_string()
     };
+    let mut grid = Grid::new(["server", "ready", "version", "interface", "profile"]);
+    for s in statuses {
+        grid.row([
+            s.name.clone(),
+            (if s.ready { "yes" } else { "no" }).to_string(),
+            s.version.clone().unwrap_or_else(|| "-".into()),
+            s.interface.map_or("-", |i| i.name()).to_string(),
+            shown(&s.file),
+        ]);
+    }
+    let table = grid.render("");
+    let mut lines = table.lines();
+    let mut out = format!("{}\n", lines.next().unwrap_or_default());
+    // A profile's note goes under its line, in from the name column.
     let name_w = statuses
         .iter()
         .map(|s| s.name.len())
         .max()
         .unwrap_or(0)
         .max(6);
-    let version_w = statuses
-        .iter()
-        .map(|s| s.version.as_deref().unwrap_or("-").len())
-        .max()
-        .unwrap_or(0)
-        .max(7);
-    let mut out = format!(
-        "{:<name_w$}  {:<5}  {:<version_w$}  {:<9}  profile\n",
-        "server", "ready", "version", "interface"
-    );
-    for s in statuses {
-        out.push_str(&format!(
-            "{:<name_w$}  {:<5}  {:<version_w$}  {:<9}  {}\n",
-            s.name,
-            if s.ready { "yes" } else { "no" },
-            s.version.as_deref().unwrap_or("-"),
-            s.interface.map_or("-", |i| i.name()),
-            shown(&s.file)
-        ));
+    for (s, line) in statuses.iter().zip(lines) {
+        out.push_str(&format!("{line}\n"));
         if let Some(note) = &s.note {
             out.push_str(&format!("{:<name_w$}  {note}\n", ""));
         }

@@ -11,16 +11,14 @@ use std::time::{Instant, SystemTime};
 
 use clap::Args;
 
-use runner::event::Event;
-use runner::gate::result::GateResult;
-use runner::gate::session::{Job, Progress};
-use runner::host::project::Project;
+use runner::gate::batch::{self, BatchPlan, Job};
+use runner::gate::event::Event;
+use runner::report::bundle;
 use runner::report::export::json::JsonExporter;
-use runner::report::export::junit::JunitExporter;
-use runner::report::export::markdown::MarkdownExporter;
 use runner::report::export::{iso8601, ExportInput, Exporter};
 use runner::report::fingerprint::Fingerprint;
 use runner::report::terminal::Terminal;
+use runner::session::Session;
 use runner::spec::Trials;
 
 use super::args::{JsonArgs, RunArgs};
@@ -48,7 +46,8 @@ pub struct SignoffArgs {
     pub run: RunArgs,
 }
 
-pub async fn run(project: &Project, python: Option<&Path>, args: &SignoffArgs) -> Finish {
+pub async fn run(session: &Session, args: &SignoffArgs) -> Finish {
+    let project = session.project();
     let (started, clock) = (SystemTime::now(), Instant::now());
     if let Err(e) = args.report.check() {
         return unusable(&e);
@@ -92,7 +91,6 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SignoffArgs) -
         })
         .collect();
 
-    let progress = RefCell::new(Progress::default());
     // With --json, stdout carries only the JSON document.
     let screen: Box<dyn std::io::Write> = if args.report.json {
         Box::new(std::io::stderr())
@@ -101,40 +99,33 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SignoffArgs) -
     };
     let terminal = RefCell::new(Terminal::new(screen));
     let mut emit = |e: Event<'_>| terminal.borrow_mut().event(&e);
-    let fingerprint = RefCell::new(None);
-    let interrupted = match super::run_jobs_interruptible(
-        project,
-        python,
-        run.limits,
-        &jobs,
-        &progress,
-        &mut emit,
-        &mut |env| {
-            *fingerprint.borrow_mut() =
-                Some(Fingerprint::start(&project.root, &profile, &env.python));
-        },
-    )
-    .await
-    {
-        Ok(i) => i,
+    let mut fingerprint = None;
+    let mut on_env = |env: &runner::host::pyenv::PythonEnv| {
+        fingerprint = Some(Fingerprint::start(&project.root, &profile, &env.python));
+    };
+    let plan = BatchPlan {
+        limits: run.limits,
+        gap: std::time::Duration::ZERO,
+        on_env: &mut on_env,
+    };
+    let batch = match batch::run(session, plan, &jobs, &mut emit).await {
+        Ok(b) => b,
         Err(e) => return unusable(&e),
     };
-    let progress = progress.borrow();
-    terminal.borrow_mut().summary(&progress.results);
-    let note = super::interrupted_note(interrupted, &progress);
-    let mut fingerprint = fingerprint.into_inner();
+    terminal.borrow_mut().summary(&batch.results);
+    let note = batch.interrupted.clone();
     if let Some(f) = &mut fingerprint {
         f.finish();
     }
     let input = ExportInput {
-        results: &progress.results,
+        results: &batch.results,
         interrupted: note.as_ref(),
         servers: &[],
         root: &project.root,
         started,
         wall: clock.elapsed(),
     };
-    let written = match write_bundle(&out, &input, fingerprint.as_ref()) {
+    let written = match bundle::write(&out, &input, fingerprint.as_ref()) {
         Ok(w) => w,
         Err(e) => return unusable(&e),
     };
@@ -150,8 +141,8 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SignoffArgs) -
     } else {
         print!("{listing}");
     }
-    let verdicts = progress.results.iter().map(|r| r.counts_as()).collect();
-    Finish::ended(interrupted, verdicts)
+    let verdicts = batch.results.iter().map(|r| r.counts_as()).collect();
+    Finish::ended(batch.signal, verdicts)
 }
 
 /// Creates `dir`, which must not exist yet or be empty: a bundle never
@@ -170,63 +161,4 @@ fn empty_folder(dir: &Path) -> Result<(), String> {
     }
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("--out {}: cannot create it: {e}", dir.display()))
-}
-
-/// Writes the bundle; returns each file (relative to `out`) and its size.
-fn write_bundle(
-    out: &Path,
-    input: &ExportInput<'_>,
-    fingerprint: Option<&Fingerprint>,
-) -> Result<Vec<(String, u64)>, String> {
-    let mut written = Vec::new();
-    let mut put = |name: &str, text: &str| -> Result<(), String> {
-        let path = out.join(name);
-        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        written.push((name.to_string(), text.len() as u64));
-        Ok(())
-    };
-    put("report.json", &JsonExporter.render(input))?;
-    let markdown = MarkdownExporter {
-        preamble: fingerprint.map(Fingerprint::markdown),
-    };
-    put("report.md", &markdown.render(input))?;
-    put("junit.xml", &JunitExporter.render(input))?;
-    match fingerprint {
-        Some(f) => put("env.json", &f.to_json())?,
-        // Interrupted while preparing Python: nothing was measured, and
-        // the bundle says why rather than leaving env.json out silently.
-        None => put(
-            "env.json",
-            "{\"error\": \"the run stopped before the environment was read\"}\n",
-        )?,
-    }
-    let logs = out.join("logs");
-    for log in server_logs(input.results) {
-        let Some(name) = log.file_name() else {
-            continue;
-        };
-        if !log.is_file() {
-            continue;
-        }
-        std::fs::create_dir_all(&logs)
-            .map_err(|e| format!("cannot create {}: {e}", logs.display()))?;
-        let to = logs.join(name);
-        let bytes = std::fs::copy(&log, &to)
-            .map_err(|e| format!("cannot copy {} to {}: {e}", log.display(), to.display()))?;
-        written.push((format!("logs/{}", name.to_string_lossy()), bytes));
-    }
-    Ok(written)
-}
-
-/// Every server log the results name, once each, in order.
-fn server_logs(results: &[GateResult]) -> Vec<PathBuf> {
-    let mut logs: Vec<PathBuf> = Vec::new();
-    for r in results {
-        for s in r.servers() {
-            if !logs.contains(&s.log) {
-                logs.push(s.log.clone());
-            }
-        }
-    }
-    logs
 }

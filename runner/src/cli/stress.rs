@@ -1,34 +1,17 @@
 //! `runner stress ROW --runs N [--server S] [--noise none|burst|spin]`: the
-//! same gate N times, each on a fresh server, optionally under a background
-//! CPU load the runner starts for each gate and kills after it, then the
-//! verdict distribution and the spread of every figure.
-//!
-//! This is how flakiness is measured rather than guessed: a verdict that
-//! changes from run to run on one machine is a gate that cannot be trusted.
-//! With `--expect pass|fail`, a run that reaches the opposite verdict is
-//! counted wrong (cannot judge is never wrong: it claims nothing) and any
-//! wrong run makes the exit code 1.
-
-use std::cell::RefCell;
-use std::collections::BTreeMap;
-use std::path::Path;
-use std::time::Duration;
+//! same gate N times under an optional background load (`runner::stress`),
+//! then the verdict distribution and the spread of every figure. With
+//! `--expect pass|fail`, any run reaching the opposite verdict makes the
+//! exit code 1.
 
 use clap::{Args, ValueEnum};
-use serde::Serialize;
-use serde_json::Value;
 
-use runner::event::Event;
 use runner::gate::request::RunPlan;
-use runner::gate::result::GateResult;
-use runner::gate::session::{run_jobs, Job, Progress};
-use runner::gate::GateContext;
-use runner::host::project::Project;
-use runner::kernel::noise::{Load, Noise};
-use runner::report::terminal::Terminal;
-use runner::stats::Spread;
+use runner::kernel::noise::Noise;
+use runner::session::Session;
+use runner::stress::summary::{self, figures_of};
+use runner::stress::StressPlan;
 use runner::verdict::Verdict;
-use runner::{host::pyenv, host::signals, spec};
 
 use super::args::{JsonArgs, RunArgs};
 use super::{unusable, Finish};
@@ -80,12 +63,6 @@ pub enum Expect {
     Fail,
 }
 
-/// The pause between runs: ten times the machine lock's retry interval.
-const TURN_GAP: Duration = Duration::from_millis(200);
-
-/// A load never outlives this, even orphaned; one gate takes well under it.
-const LOAD_LIFETIME: Duration = Duration::from_secs(900);
-
 /// Validated `stress` options.
 struct StressOptions {
     noise: Noise,
@@ -114,166 +91,7 @@ fn options(args: &StressArgs) -> Result<StressOptions, String> {
     })
 }
 
-/// One run, as the summary keeps it.
-#[derive(Debug, Clone, Serialize)]
-struct RunLine {
-    verdict: Verdict,
-    wrong: bool,
-    reason: String,
-    figures: BTreeMap<String, f64>,
-    /// The gate's raw trial times and samples, for working out why a run
-    /// went the way it did.
-    run: Value,
-}
-
-/// The whole stress run, as `--json` prints it.
-#[derive(Debug, Serialize)]
-struct Summary {
-    row: String,
-    server: String,
-    noise: Noise,
-    runs: usize,
-    expect: Option<Verdict>,
-    verdicts: BTreeMap<String, usize>,
-    wrong: usize,
-    figures: BTreeMap<String, Spread>,
-    interrupted: Option<String>,
-    /// Process groups of the loads started (all stopped by now).
-    load_pgids: Vec<i32>,
-    results: Vec<RunLine>,
-}
-
-/// Whether `got` contradicts `expect` (cannot judge never does).
-fn is_wrong(expect: Option<Verdict>, got: Verdict) -> bool {
-    matches!(
-        (expect, got),
-        (Some(Verdict::Pass), Verdict::Fail) | (Some(Verdict::Fail), Verdict::Pass)
-    )
-}
-
-/// The figures of one result worth a spread: each number at the top of
-/// `figures` and each mode's `ratio` (bounds from the row are constants and
-/// left out), plus trials spent, time to ready and time in all. Read from the
-/// serialised result so that it follows the report's own names.
-fn figures_of(result: &GateResult) -> BTreeMap<String, f64> {
-    let mut out = BTreeMap::new();
-    let Ok(v) = serde_json::to_value(result) else {
-        return out;
-    };
-    if let Some(f) = v.get("figures").and_then(Value::as_object) {
-        for (key, value) in f {
-            if key.ends_with("_at_least") || key.ends_with("_at_most") {
-                continue;
-            }
-            if let Some(x) = value.as_f64() {
-                out.insert(key.clone(), x);
-            } else if let Some(ratio) = value.get("ratio").and_then(Value::as_f64) {
-                let name = value
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or(key.as_str());
-                out.insert(format!("{name} ratio"), ratio);
-                if let Some(p) = value
-                    .pointer("/witness/parallelism/median")
-                    .and_then(Value::as_f64)
-                {
-                    out.insert(format!("{name} P"), p);
-                }
-            }
-        }
-    }
-    if let Some(x) = v.pointer("/servers/0/ready_ms").and_then(Value::as_f64) {
-        out.insert("ready ms".into(), x);
-    }
-    if let Some(x) = v.get("elapsed_ms").and_then(Value::as_f64) {
-        out.insert("gate ms".into(), x);
-    }
-    out
-}
-
-fn summarise(
-    row: &str,
-    server: &str,
-    opts: &StressOptions,
-    results: &[GateResult],
-    interrupted: Option<String>,
-    load_pgids: Vec<i32>,
-) -> Summary {
-    let mut verdicts = BTreeMap::new();
-    let mut series: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    let mut lines = Vec::new();
-    for r in results {
-        let verdict = r.verdict();
-        *verdicts.entry(verdict.name().to_string()).or_insert(0) += 1;
-        let figures = figures_of(r);
-        for (k, x) in &figures {
-            series.entry(k.clone()).or_default().push(*x);
-        }
-        lines.push(RunLine {
-            verdict,
-            wrong: is_wrong(opts.expect, verdict),
-            reason: r.judgement.reason.clone(),
-            figures,
-            run: serde_json::to_value(&r.run).unwrap_or(Value::Null),
-        });
-    }
-    Summary {
-        row: row.into(),
-        server: server.into(),
-        noise: opts.noise,
-        runs: results.len(),
-        expect: opts.expect,
-        wrong: lines.iter().filter(|l| l.wrong).count(),
-        verdicts,
-        figures: series
-            .iter()
-            .filter_map(|(k, xs)| Spread::of(xs).map(|s| (k.clone(), s)))
-            .collect(),
-        interrupted,
-        load_pgids,
-        results: lines,
-    }
-}
-
-fn render(s: &Summary) -> String {
-    let mut out = format!(
-        "{} on {}: {} run(s), noise {}\n  verdicts:",
-        s.row,
-        s.server,
-        s.runs,
-        s.noise.name()
-    );
-    for (v, n) in &s.verdicts {
-        out.push_str(&format!(" {v} {n}"));
-    }
-    out.push('\n');
-    if let Some(e) = s.expect {
-        out.push_str(&format!(
-            "  wrong: {} of {} (expected {}; cannot judge is never wrong)\n",
-            s.wrong,
-            s.runs,
-            e.name()
-        ));
-    }
-    if !s.figures.is_empty() {
-        out.push_str(&format!(
-            "  {:<20} {:>9} {:>9} {:>9}\n",
-            "figure", "median", "min", "max"
-        ));
-        for (k, sp) in &s.figures {
-            out.push_str(&format!(
-                "  {:<20} {:>9.2} {:>9.2} {:>9.2}\n",
-                k, sp.median, sp.min, sp.max
-            ));
-        }
-    }
-    if let Some(i) = &s.interrupted {
-        out.push_str(&format!("  interrupted by {i}\n"));
-    }
-    out
-}
-
-pub async fn run(project: &Project, python: Option<&Path>, args: &StressArgs) -> Finish {
+pub async fn run(session: &Session, args: &StressArgs) -> Finish {
     if let Err(e) = args.out.check() {
         return unusable(&e);
     }
@@ -281,149 +99,67 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &StressArgs) ->
         Ok(o) => o,
         Err(e) => return unusable(&e),
     };
-    let rows = match runner::spec::row::resolve_rows(
-        &project.specs_dir(),
+    let (rows, profile) = match super::rows_and_profile(
+        session.project(),
         std::slice::from_ref(&args.row),
+        &args.server,
     ) {
         Ok(r) => r,
-        Err(e) => return unusable(&e.to_string()),
-    };
-    let profile = match spec::resolve_profile(&project.servers_dir(), &args.server) {
-        Ok(p) => p,
-        Err(e) => return unusable(&e.to_string()),
+        Err(e) => return unusable(&e),
     };
     let Some(mut row) = rows.into_iter().next() else {
         return unusable(&format!("no row {:?}", args.row));
     };
     opts.run.apply(&mut row);
-    let row_id = row.id.clone();
-    let jobs: Vec<Job> = (0..opts.runs)
-        .map(|_| Job {
-            row: row.clone(),
-            profile: profile.clone(),
-        })
-        .collect();
-
-    let progress = RefCell::new(Progress::default());
-    let terminal = RefCell::new(Terminal::new(std::io::stderr()));
-    let load: RefCell<Option<Load>> = RefCell::new(None);
-    let load_error: RefCell<Option<String>> = RefCell::new(None);
-    let load_pgids: RefCell<Vec<i32>> = RefCell::new(Vec::new());
-    let runs = opts.runs;
-    let work = async {
-        let env = pyenv::prepare(project, python, &mut |p| {
-            terminal.borrow_mut().event(&Event::Env(p))
-        })
-        .map_err(|e| e.to_string())?;
-        let ctx = GateContext {
-            project,
-            python: &env,
-            limits: opts.run.limits,
-        };
-        let mut done = 0u32;
-        let mut emit = |e: Event<'_>| match &e {
-            // The load runs while the gate holds the machine lock and its
-            // server is up: it disturbs this gate's measurement only, never
-            // another gate waiting its turn.
-            // A row whose modes need two servers reports two; one load.
-            Event::ServerReady { .. } if load.borrow().is_none() => {
-                match Load::start(opts.noise, &env.python, LOAD_LIFETIME) {
-                    Ok(l) => {
-                        load_pgids.borrow_mut().extend(l.as_ref().map(Load::pgid));
-                        *load.borrow_mut() = l;
-                    }
-                    Err(err) => {
-                        *load_error.borrow_mut() = Some(format!(
-                            "cannot start the --noise {} load with {}: {err}",
-                            opts.noise.name(),
-                            env.python.display()
-                        ))
-                    }
-                }
-            }
-            Event::GateFinished(r) => {
-                if let Some(mut l) = load.borrow_mut().take() {
-                    l.stop();
-                }
-                done += 1;
-                let figures = figures_of(r)
-                    .iter()
-                    .filter(|(k, _)| k.ends_with("ratio") || k.as_str() == "capacity")
-                    .map(|(k, x)| format!("{k} {x:.2}"))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                eprintln!(
-                    "run {done}/{runs}: {:<14} {:>6.1} s  {}",
-                    r.verdict().label(),
-                    r.elapsed_ms / 1000.0,
-                    if r.verdict() == Verdict::Pass {
-                        figures
-                    } else {
-                        r.judgement.reason.chars().take(160).collect()
-                    }
-                );
-            }
-            _ => {}
-        };
-        for (i, job) in jobs.iter().enumerate() {
-            if i > 0 {
-                // Gates take turns on the machine lock by polling it; a
-                // pause between runs lets a gate that is waiting (another
-                // terminal, a test) have its turn instead of waiting out
-                // the whole stress run.
-                tokio::time::sleep(TURN_GAP).await;
-            }
-            run_jobs(&ctx, std::slice::from_ref(job), &progress, &mut emit).await;
-        }
-        Ok::<(), String>(())
+    let plan = StressPlan {
+        row,
+        profile,
+        noise: opts.noise,
+        expect: opts.expect,
+        runs: opts.runs,
+        limits: opts.run.limits,
     };
-    let interrupted = match signals::until_signal(work).await {
-        Ok(Ok(())) => None,
-        Ok(Err(e)) => return unusable(&e),
-        Err(signal) => Some(signal),
+    let mut done = 0u32;
+    let mut on_run = |r: &runner::gate::result::GateResult| {
+        done += 1;
+        let figures = figures_of(r)
+            .iter()
+            .filter(|(k, _)| k.ends_with("ratio") || k.as_str() == "capacity")
+            .map(|(k, x)| format!("{k} {x:.2}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        eprintln!(
+            "run {done}/{}: {:<14} {:>6.1} s  {}",
+            plan.runs,
+            r.verdict().label(),
+            r.elapsed_ms / 1000.0,
+            if r.verdict() == Verdict::Pass {
+                figures
+            } else {
+                r.judgement.reason.chars().take(160).collect()
+            }
+        );
     };
-    // Dropping the load stops it on every path; do it before reporting.
-    load.borrow_mut().take();
-    if let Some(e) = load_error.borrow().as_ref() {
-        return unusable(e);
-    }
-
-    let progress = progress.borrow();
-    let summary = summarise(
-        &row_id,
-        &profile.name,
-        &opts,
-        &progress.results,
-        interrupted.map(|s| signals::name(s).to_string()),
-        load_pgids.take(),
-    );
-    match args.out.emit_value(&summary) {
+    let stressed = match runner::stress::run(session, &plan, &mut on_run).await {
+        Ok(s) => s,
+        Err(e) => return unusable(&e),
+    };
+    match args.out.emit_value(&stressed.summary) {
         Ok(true) => {}
-        Ok(false) => print!("{}", render(&summary)),
+        Ok(false) => print!("{}", summary::render(&stressed.summary)),
         Err(e) => return unusable(&e),
     }
-    let verdicts = if summary.wrong > 0 {
+    let verdicts = if stressed.summary.wrong > 0 {
         vec![Verdict::Fail]
     } else {
         Vec::new()
     };
-    Finish::ended(interrupted, verdicts)
+    Finish::ended(stressed.signal, verdicts)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_the_opposite_verdict_is_wrong() {
-        use Verdict::*;
-        assert!(is_wrong(Some(Pass), Fail));
-        assert!(is_wrong(Some(Fail), Pass));
-        assert!(!is_wrong(Some(Pass), Pass));
-        assert!(!is_wrong(Some(Pass), CannotJudge));
-        assert!(!is_wrong(Some(Fail), CannotJudge));
-        assert!(!is_wrong(None, Fail));
-    }
 
     #[test]
     fn bad_flags_name_the_flag() {

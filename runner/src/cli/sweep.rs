@@ -7,14 +7,14 @@
 //! digests, or could not be measured (its figures are not the server's);
 //! 130/143 when interrupted (the settings done so far are still reported).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
 
 use runner::host::limits::Limits;
-use runner::host::project::Project;
 use runner::host::signals;
+use runner::session::Session;
 use runner::sweep::export::{self, Reports};
 use runner::sweep::request::{
     SweepRequest, DEFAULT_CONNECTIONS, DEFAULT_DURATION, DEFAULT_PATH, DEFAULT_THREADS,
@@ -22,7 +22,7 @@ use runner::sweep::request::{
 };
 use runner::sweep::row::SweepRow;
 use runner::sweep::terminal::{self, Progress};
-use runner::sweep::{self, SweepContext, SweepResult};
+use runner::sweep::{self, SweepResult};
 use runner::verdict::Verdict;
 
 use super::args::{json_is_a_flag_now, report_path, sweep_flag, AppArgs, JsonArgs};
@@ -36,7 +36,7 @@ pub struct SweepArgs {
     /// overrides its server, and the report flags still apply.
     #[arg(
         value_name = "ROW",
-        conflicts_with_all = ["paths", "threads", "workers", "connections", "duration", "warmup", "app", "app_dir", "ready_path", "request_timeout_ms"]
+        conflicts_with_all = ["paths", "threads", "workers", "connections", "duration", "warmup", "app", "app_dir", "ready_path", "request_timeout_ms", "env", "ready_timeout_ms"]
     )]
     pub row: Option<String>,
 
@@ -138,6 +138,8 @@ impl SweepArgs {
                 app: self.app.app.clone(),
                 app_dir: self.app.app_dir.clone(),
                 ready_path: self.app.ready_path.clone(),
+                env: self.app.env(),
+                ready_timeout_ms: self.app.ready_timeout_ms,
                 machine_wait_ms: self.machine_wait_ms,
             },
         }
@@ -166,7 +168,8 @@ impl SweepArgs {
     }
 }
 
-pub async fn run(project: &Project, python: Option<&Path>, args: &SweepArgs) -> Finish {
+pub async fn run(session: &Session, args: &SweepArgs) -> Finish {
+    let project = session.project();
     if let Err(e) = json_is_a_flag_now(args.out.json, args.row.iter()) {
         return unusable(&e);
     }
@@ -194,7 +197,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SweepArgs) -> 
         Err(e) => return unusable(&e.named(sweep_flag(e.field))),
     };
     let started = Instant::now();
-    let env = match super::prepare_python(project, python) {
+    let env = match session.python() {
         Ok(env) => env,
         Err(e) => return unusable(&e),
     };
@@ -236,16 +239,9 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SweepArgs) -> 
     }
     let mut progress = Progress::new();
     let mut settings = Vec::new();
-    let work = async {
-        let ctx = SweepContext {
-            python: &env.python,
-            logs_dir: project.logs_dir(),
-            lock_path: project.state_dir().join("measure.lock"),
-        };
-        sweep::run(&ctx, &plan, &mut settings, &mut |e| progress.event(&e)).await;
-        Ok::<(), String>(())
-    };
-    let interrupted = match signals::until_signal(work).await {
+    let mut emit = |e: sweep::SweepEvent<'_>| progress.event(&e);
+    let work = sweep::run(session, &plan, &mut settings, &mut emit);
+    let interrupted = match session.cancellable(work).await {
         Ok(Ok(())) => None,
         Ok(Err(e)) => return unusable(&e),
         Err(signal) => Some(signal),
@@ -261,6 +257,7 @@ pub async fn run(project: &Project, python: Option<&Path>, args: &SweepArgs) -> 
         warmup_s: plan.warmup.as_secs_f64(),
         duration_s: plan.duration.as_secs_f64(),
         request_timeout_ms: plan.request_timeout.as_millis() as u64,
+        env: plan.app_env.clone(),
         settings,
         elapsed_s: started.elapsed().as_secs_f64(),
         interrupted: interrupted.map(|s| signals::name(s).to_string()),

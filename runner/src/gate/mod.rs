@@ -3,21 +3,22 @@
 //! settings), concludes the judgement, stops everything, and records what
 //! happened.
 
+pub mod batch;
+pub mod event;
 pub mod request;
 pub mod result;
-pub mod session;
 
 use std::time::Instant;
 
-use crate::event::Event;
+use crate::gate::event::Event;
 use crate::gate::result::{GateResult, RowRef};
 use crate::host::limits::Limits;
-use crate::host::machine_lock::MachineLock;
 use crate::host::project::Project;
 use crate::host::pyenv::PythonEnv;
 use crate::probe::trial::ProbeEvent;
 use crate::probe::{Judgement, ProbeCtx, ProbeRun};
 use crate::server::pool::{PoolSpec, ServerPool};
+use crate::session::Session;
 use crate::spec::row::Row;
 use crate::spec::Profile;
 use crate::verdict::{Stop, Verdict};
@@ -30,7 +31,7 @@ pub const NO_SERVER: &str = "python";
 
 /// What a gate needs besides its row and server.
 pub struct GateContext<'a> {
-    pub project: &'a Project,
+    pub session: &'a Session,
     pub python: &'a PythonEnv,
     pub limits: Limits,
 }
@@ -54,7 +55,7 @@ async fn interface_refusal(
         &ctx.python.python,
         APP,
         app_dir,
-        &ctx.project.state_dir(),
+        &ctx.session.project().state_dir(),
     )
     .await
     {
@@ -68,7 +69,7 @@ async fn interface_refusal(
             )))
         }
     };
-    let servers: Vec<Profile> = crate::spec::row_files(&ctx.project.servers_dir())
+    let servers: Vec<Profile> = crate::spec::row_files(&ctx.session.project().servers_dir())
         .unwrap_or_default()
         .iter()
         .filter_map(|f| crate::spec::load_profile(f).ok())
@@ -97,7 +98,7 @@ pub async fn run_gate(
 ) -> GateResult {
     let started = Instant::now();
     let needs_server = !row.servers().is_empty();
-    let app_dir = app_dir_of(ctx.project, row);
+    let app_dir = app_dir_of(ctx.session.project(), row);
     // A server that does not speak the app's interface cannot serve it.
     let refused = if needs_server {
         interface_refusal(ctx, row, profile, &app_dir).await
@@ -111,17 +112,13 @@ pub async fn run_gate(
             python: ctx.python.python.clone(),
             app: APP.into(),
             app_dir: app_dir.clone(),
-            logs_dir: ctx.project.logs_dir(),
+            logs_dir: ctx.session.project().logs_dir(),
             ready_path: None,
         })
     });
     // The lock is held until every server of this gate is stopped: a server
     // shutting down still burns CPU, which the next gate would measure.
-    let lock = MachineLock::take(
-        &ctx.project.state_dir().join("measure.lock"),
-        ctx.limits.machine_wait,
-    )
-    .await;
+    let lock = ctx.session.lock(ctx.limits.machine_wait).await;
     let outcome = match (&lock, refused) {
         (Ok(_), Some(refused)) => Err(refused),
         (Ok(_), None) => {
@@ -137,7 +134,7 @@ pub async fn run_gate(
                 }),
             };
             let mut probe_ctx = ProbeCtx {
-                project: ctx.project,
+                project: ctx.session.project(),
                 python: ctx.python,
                 limits: ctx.limits,
                 trials: row.trials,

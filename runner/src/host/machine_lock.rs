@@ -1,6 +1,7 @@
 //! One gate at a time per machine. Two gates measuring at once each see the
 //! other as load (the capacity control would rightly say "cannot judge"), so
-//! every gate holds an exclusive `flock` on `.gates/measure.lock` while its
+//! every gate holds an exclusive `flock` on a file of the state folder (which
+//! one: `Session::lock`, the one place that names it) while its
 //! server runs: parallel test threads, a second terminal or a stress run all
 //! take turns instead of spoiling each other's figures.
 
@@ -76,14 +77,14 @@ mod tests {
     #[tokio::test]
     async fn a_held_lock_names_its_file_and_the_flag() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("measure.lock");
+        let path = dir.path().join("turn.lock");
         let held = MachineLock::take(&path, Duration::ZERO).await.unwrap();
         let e = MachineLock::take(&path, Duration::from_millis(50))
             .await
             .err()
             .unwrap();
         assert!(
-            e.contains("measure.lock") && e.contains("--machine-wait-ms"),
+            e.contains("turn.lock") && e.contains("--machine-wait-ms"),
             "{e}"
         );
         // Its twin: once released, the lock is taken.

@@ -14,4 +14,5 @@ pub mod machine_lock;
 pub mod process;
 pub mod project;
 pub mod pyenv;
+pub mod requires;
 pub mod signals;

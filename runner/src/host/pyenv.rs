@@ -46,6 +46,30 @@ pub enum EnvProgress {
     },
 }
 
+/// The one wording of the environment's progress, for every reporter.
+impl std::fmt::Display for EnvProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EnvProgress::Installing {
+                venv,
+                requirements,
+                reason,
+            } => write!(
+                f,
+                "preparing the Python environment ({reason}): creating {} and installing {} \
+                 (this takes a minute once; --python PATH uses an interpreter of yours instead)",
+                venv.display(),
+                requirements.display()
+            ),
+            EnvProgress::Installed { elapsed } => write!(
+                f,
+                "Python environment ready in {:.1} s",
+                elapsed.as_secs_f64()
+            ),
+        }
+    }
+}
+
 /// Why there is no usable interpreter.
 #[derive(Debug, thiserror::Error)]
 pub enum EnvError {

@@ -155,6 +155,14 @@ pub enum Broken {
     ),
 }
 
+impl Broken {
+    /// A 5xx: the server's own failure (a view that raised), whose log
+    /// holds the why (the traceback).
+    pub fn is_server_error(&self) -> bool {
+        matches!(self, Broken::Status { status, .. } if *status >= 500)
+    }
+}
+
 fn display<S: serde::Serializer, T: std::fmt::Display>(v: &T, s: S) -> Result<S::Ok, S::Error> {
     s.collect_str(v)
 }

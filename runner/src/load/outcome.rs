@@ -94,6 +94,15 @@ impl ErrorCounts {
         self.counts.values().sum()
     }
 
+    /// Whether the status errors were the server's own (its first one a
+    /// 5xx: a view that raised), whose log holds the why.
+    pub fn server_error(&self) -> bool {
+        // The sample is `check`'s own `HTTP {status} for ...`, below.
+        self.samples
+            .get(&ErrorKind::Status)
+            .is_some_and(|s| s.starts_with("HTTP 5"))
+    }
+
     /// `digest 12, status 3`, or `none`.
     pub fn describe(&self) -> String {
         if self.total() == 0 {

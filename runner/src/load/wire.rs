@@ -24,10 +24,12 @@ use tokio::net::TcpStream;
 
 use crate::http::{HttpError, Reply, ServedBy};
 
-/// A reply head larger than this is refused (the fixture's is ~150 bytes).
-pub const HEAD_LIMIT_BYTES: usize = 64 * 1024;
-/// Headers parsed per reply; more is refused as a transport error.
-const MAX_HEADERS: usize = 64;
+/// A reply head larger than this is refused (the fixture's is ~150 bytes):
+/// hyper's own read-buffer cap, so both clients refuse the same heads.
+pub const HEAD_LIMIT_BYTES: usize = 8192 + 4096 * 100;
+/// Headers parsed per reply; more is refused as a transport error (hyper's
+/// limit too).
+const MAX_HEADERS: usize = 100;
 /// Bytes asked of the socket per read.
 const READ_CHUNK: usize = 64 * 1024;
 
@@ -53,8 +55,59 @@ struct Head {
     closes: Option<String>,
 }
 
+/// A header value as text, where it is text: visible ASCII, spaces and
+/// tabs, as `HeaderValue::to_str` reads it (hyper treats any other value of
+/// a framing or `Connection` header as unreadable).
+fn text(value: &[u8]) -> Option<&str> {
+    value
+        .iter()
+        .all(|&b| b == b'\t' || (0x20..0x7f).contains(&b))
+        .then(|| std::str::from_utf8(value).ok())
+        .flatten()
+}
+
+/// A Content-Length: ASCII digits only. Rust's `u64::from_str` takes a
+/// leading `+`, which HTTP does not (RFC 9110 8.6) and hyper refuses.
+fn digits(value: &str) -> Option<u64> {
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    value.parse().ok()
+}
+
+/// The length every `Content-Length` line declares: each line a comma list
+/// of one number, repeated (`5, 5`); a sign, a non-digit or two different
+/// numbers refuse the reply.
+fn declared_length(values: &[&[u8]]) -> Result<Option<u64>, HttpError> {
+    let mut length: Option<u64> = None;
+    for value in values {
+        let not_a_number = || {
+            HttpError::Transport(format!(
+                "a Content-Length that is not a number: {:?}",
+                crate::text::clip(&String::from_utf8_lossy(value), 40)
+            ))
+        };
+        let line = text(value).ok_or_else(not_a_number)?;
+        for item in line.split(',') {
+            let n = digits(item.trim()).ok_or_else(not_a_number)?;
+            if length.is_some_and(|m| m != n) {
+                return Err(HttpError::Transport(
+                    "two different Content-Length values".into(),
+                ));
+            }
+            length = Some(n);
+        }
+    }
+    Ok(length)
+}
+
 /// Parses a reply head from the start of `buf`: `Ok(None)` while it is
 /// incomplete.
+///
+/// The framing rules are hyper's client's, rule for rule (RFC 9112 6.3),
+/// so that the load and the gates read the same bytes alike:
+/// runner/tests/reply_fuzz.rs serves the same bytes to both and fails on
+/// any reply one reads and the other refuses.
 fn parse_head(buf: &[u8]) -> Result<Option<Head>, HttpError> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut response = httparse::Response::new(&mut headers);
@@ -68,61 +121,65 @@ fn parse_head(buf: &[u8]) -> Result<Option<Head>, HttpError> {
         }
     };
     let status = response.code.unwrap_or(0);
+    if !(100..=999).contains(&status) {
+        return Err(HttpError::Transport(format!(
+            "a status code out of range: {status:03}"
+        )));
+    }
     let http10 = response.version == Some(0);
-    let mut length: Option<u64> = None;
-    let mut chunked = false;
-    let mut connection = String::new();
+    let mut lengths: Vec<&[u8]> = Vec::new();
+    // The last Transfer-Encoding line decides; whether any came at all too.
+    let mut encoding: Option<&[u8]> = None;
+    let (mut close, mut keep_alive) = (false, false);
     for h in response.headers.iter() {
-        let value = String::from_utf8_lossy(h.value);
         if h.name.eq_ignore_ascii_case("content-length") {
-            let n: u64 = value.trim().parse().map_err(|_| {
-                HttpError::Transport(format!(
-                    "a Content-Length that is not a number: {:?}",
-                    crate::text::clip(&value, 40)
-                ))
-            })?;
-            if length.is_some_and(|m| m != n) {
-                return Err(HttpError::Transport(
-                    "two different Content-Length headers".into(),
-                ));
-            }
-            length = Some(n);
+            lengths.push(h.value);
         } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
-            // Only chunked frames a reply to a GET; it must come last.
-            let last = value.rsplit(',').next().unwrap_or("").trim();
-            if !last.eq_ignore_ascii_case("chunked") {
-                return Err(HttpError::Transport(format!(
-                    "a Transfer-Encoding the runner does not read: {:?}",
-                    crate::text::clip(&value, 40)
-                )));
-            }
-            chunked = true;
+            encoding = Some(h.value);
         } else if h.name.eq_ignore_ascii_case("connection") {
-            connection.push_str(&value.to_ascii_lowercase());
-            connection.push(',');
+            let says = |token: &str| {
+                text(h.value)
+                    .is_some_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)))
+            };
+            close |= says("close");
+            keep_alive |= says("keep-alive");
         }
     }
-    let says = |token: &str| connection.split(',').any(|t| t.trim() == token);
-    let framing = if status == 204 || status == 304 || (100..200).contains(&status) {
-        Framing::Empty
-    } else if chunked {
-        // Transfer-Encoding wins over Content-Length (RFC 9112 6.3).
-        Framing::Chunked
-    } else if let Some(n) = length {
-        Framing::Length(n)
-    } else {
-        // No declared length: the body runs to the close (RFC 9112 6.3).
-        Framing::UntilClose
+    let framing = match status {
+        100..=199 | 204 | 304 => Framing::Empty,
+        _ => match encoding {
+            Some(_) if http10 => {
+                return Err(HttpError::Transport(
+                    "an HTTP/1.0 reply with a Transfer-Encoding".into(),
+                ))
+            }
+            Some(value) => {
+                // Chunked only if it comes last; any other coding runs to the close.
+                let last = text(value).and_then(|v| v.rsplit(',').next());
+                if last.is_some_and(|t| t.trim().eq_ignore_ascii_case("chunked")) {
+                    Framing::Chunked
+                } else {
+                    Framing::UntilClose
+                }
+            }
+            None => match declared_length(&lengths)? {
+                Some(n) => Framing::Length(n),
+                // No declared length: the body runs to the close.
+                None => Framing::UntilClose,
+            },
+        },
     };
-    let closes = if framing == Framing::UntilClose {
+    let closes = if status == 101 {
+        Some("the server switched protocols (101)".into())
+    } else if framing == Framing::UntilClose {
         Some(
             "the reply had no Content-Length nor chunked framing, so its body ran to the close"
                 .into(),
         )
-    } else if http10 && !says("keep-alive") {
-        Some("the server answered in HTTP/1.0 without keep-alive, so it closes the connection after every reply".into())
-    } else if says("close") {
+    } else if close {
         Some("the server's reply said `Connection: close`".into())
+    } else if http10 && !keep_alive {
+        Some("the server answered in HTTP/1.0 without keep-alive, so it closes the connection after every reply".into())
     } else {
         None
     };
@@ -447,6 +504,24 @@ mod tests {
             .unwrap();
         assert_eq!(h.framing, Framing::Empty);
         assert!(h.closes.unwrap().contains("Connection: close"));
+        // The twins of the refusals below: the same headers, well formed.
+        for (good, framing) in [
+            ("Content-Length: 5", Framing::Length(5)),
+            (
+                "Content-Length: 5, 5\r\nContent-Length: 05",
+                Framing::Length(5),
+            ),
+            ("Transfer-Encoding: gzip", Framing::UntilClose),
+            (
+                "Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked",
+                Framing::Chunked,
+            ),
+        ] {
+            let h = head(&format!("HTTP/1.1 200 OK\r\n{good}\r\n\r\n"))
+                .unwrap()
+                .unwrap();
+            assert_eq!(h.framing, framing, "{good:?}");
+        }
         // Refused, each with its reason.
         for (bad, why) in [
             (
@@ -458,9 +533,22 @@ mod tests {
                 "two different",
             ),
             (
-                "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n",
-                "does not read",
+                "HTTP/1.1 200 OK\r\nContent-Length: +5\r\n\r\n",
+                "not a number",
             ),
+            (
+                "HTTP/1.1 200 OK\r\nContent-Length: 5, +5\r\n\r\n",
+                "not a number",
+            ),
+            (
+                "HTTP/1.1 200 OK\r\nContent-Length: 5,6\r\n\r\n",
+                "two different",
+            ),
+            (
+                "HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+                "HTTP/1.0 reply with a Transfer-Encoding",
+            ),
+            ("HTTP/1.1 099 Low\r\n\r\n", "out of range"),
             ("HTPT/1.1 200 OK\r\n\r\n", "cannot parse"),
         ] {
             let e = head(bad).unwrap_err().to_string();

@@ -11,7 +11,7 @@
 pub mod trial;
 
 pub mod census;
-pub mod gil_probe;
+pub mod gil;
 pub mod keepalive;
 pub mod pair_ratio;
 pub mod registry;
@@ -27,7 +27,7 @@ use crate::host::limits::Limits;
 use crate::host::project::Project;
 use crate::host::pyenv::PythonEnv;
 use crate::probe::trial::ProbeEvent;
-use crate::server::pool::{ServerPool, Target};
+use crate::server::pool::{Ready, ServerPool, Target};
 use crate::spec::check::ErrAt;
 use crate::spec::{ServerSettings, SpecError, Trials};
 use crate::verdict::{Judged, Stop};
@@ -56,7 +56,16 @@ impl ProbeCtx<'_> {
     /// A ready server with `settings` (started on first use).
     pub async fn server(&mut self, settings: &ServerSettings) -> Result<Target, Stop> {
         match self.servers.as_deref_mut() {
-            Some(pool) => pool.get(settings, &mut *self.emit).await,
+            Some(pool) => {
+                let emit = &mut *self.emit;
+                let mut ready = |r: Ready| {
+                    emit(ProbeEvent::ServerReady {
+                        after: r.after,
+                        pgid: r.pgid,
+                    })
+                };
+                pool.get(settings, &mut ready).await
+            }
             None => Err(Stop::cannot_judge(
                 "this probe asked for a server, but declared none in Probe::servers",
             )),
@@ -68,9 +77,9 @@ impl ProbeCtx<'_> {
 /// applicable, naming what is missing and the command that installs it.
 pub fn require_installed(
     python: &std::path::Path,
-    requires: &[crate::gil::Requirement],
+    requires: &[crate::host::requires::Requirement],
 ) -> Result<(), Stop> {
-    use crate::gil::requires;
+    use crate::host::requires;
     let missing = requires::missing(python, requires).map_err(|e| {
         Stop::cannot_judge(format!(
             "cannot ask {} what is installed: {e}",
@@ -134,9 +143,16 @@ pub trait Probe {
     /// The figures as the lines of a terminal table.
     fn render(figures: &Self::Figures, out: &mut String);
 
+    /// The figures worth a spread across runs (`runner stress`), named as
+    /// the report names them (a mode's ratio as `NAME ratio`, its witness
+    /// as `NAME P`); the row's bounds are constants and left out.
+    fn numbers(_figures: &Self::Figures) -> Vec<(String, f64)> {
+        Vec::new()
+    }
+
     /// Extra Python packages the plan needs, pinned; `runner prepare --rows`
     /// installs them into the runner's own venv.
-    fn requires(_plan: &Self::Plan) -> Vec<crate::gil::Requirement> {
+    fn requires(_plan: &Self::Plan) -> Vec<crate::host::requires::Requirement> {
         Vec::new()
     }
 

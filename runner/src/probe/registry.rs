@@ -92,7 +92,7 @@ macro_rules! registry {
             }
 
             /// Extra Python packages the plan needs, pinned.
-            pub fn requires(&self) -> Vec<crate::gil::Requirement> {
+            pub fn requires(&self) -> Vec<crate::host::requires::Requirement> {
                 match self { $( Plan::$variant(p) => <$ty as Probe>::requires(p), )* }
             }
 
@@ -124,6 +124,11 @@ macro_rules! registry {
             /// The figures as the lines of a terminal table.
             pub fn render(&self, out: &mut String) {
                 match self { $( Figures::$variant(f) => <$ty as Probe>::render(f, out), )* }
+            }
+
+            /// The figures worth a spread across runs, by name.
+            pub fn numbers(&self) -> Vec<(String, f64)> {
+                match self { $( Figures::$variant(f) => <$ty as Probe>::numbers(f), )* }
             }
         }
 
@@ -167,5 +172,5 @@ registry! {
     WorkerCensus = "worker-census" => worker_census: super::census::WorkerCensus,
     /// Does a Python call release the GIL? No server (the controls and the
     /// libzim search row).
-    GilProbe = "gil-probe" => gil_probe: super::gil_probe::GilProbe,
+    GilProbe = "gil-probe" => gil_probe: super::gil::GilProbe,
 }

@@ -6,6 +6,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
+pub use crate::gate::batch::Interrupted;
 use crate::gate::result::GateResult;
 use crate::server::status::ServerStatus;
 
@@ -20,16 +21,6 @@ pub struct Report<'a> {
     #[serde(default, skip_serializing_if = "<[ServerStatus]>::is_empty")]
     pub servers: &'a [ServerStatus],
     pub results: &'a [GateResult],
-}
-
-/// Where a run was when a signal stopped it.
-#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
-pub struct Interrupted {
-    pub signal: String,
-    /// The gate in progress (`E19 on granian`), if any.
-    pub during: Option<String>,
-    /// Its server's process group, stopped before the report was written.
-    pub server_pgid: Option<i32>,
 }
 
 pub fn render(

@@ -96,6 +96,10 @@ pub struct Merged {
     /// One line per result outside this matrix's rows and servers, and per
     /// report that was interrupted.
     pub outside: Vec<String>,
+    /// The grid is the reports' own (no rows nor servers asked for): a cell
+    /// no report holds is blank, not missing.
+    #[serde(skip)]
+    pub held_only: bool,
 }
 
 /// One cell, as the JSON document carries it.
@@ -153,6 +157,10 @@ impl Matrix {
                     .entries
                     .iter()
                     .find(|r| r.row.id == row.id && r.profile == server.name);
+                if entry.is_none() && self.merged.as_ref().is_some_and(|m| m.held_only) {
+                    cells.push(blank(&row.id, &server.name));
+                    continue;
+                }
                 let mut cell = cell(&row.id, &server.name, entry, self.merged.is_some());
                 if cell.reason.is_some() && cell.verdict != Some(Verdict::Pass) {
                     notes += 1;
@@ -230,45 +238,16 @@ impl Matrix {
             Some(n) => format!("{} [{n}]", c.text),
             None => c.text.clone(),
         };
-        let mut widths = vec![self
-            .rows
-            .iter()
-            .map(|r| r.id.len())
-            .max()
-            .unwrap_or(0)
-            .max(3)];
-        for (j, server) in self.servers.iter().enumerate() {
-            let w = cells
-                .iter()
-                .skip(j)
-                .step_by(self.servers.len().max(1))
-                .map(|c| shown(c).len())
-                .chain([self.header(server).len()])
-                .max()
-                .unwrap_or(0);
-            widths.push(w);
-        }
-        let line = |fields: Vec<String>| {
-            let mut s = String::new();
-            for (k, f) in fields.iter().enumerate() {
-                if k + 1 == fields.len() {
-                    s.push_str(f);
-                } else {
-                    s.push_str(&format!("{f:<w$}  ", w = widths[k]));
-                }
-            }
-            s.trim_end().to_string() + "\n"
-        };
-        let mut s = String::new();
         let mut head = vec!["row".to_string()];
         head.extend(self.servers.iter().map(|sv| self.header(sv)));
-        s.push_str(&line(head));
+        let mut grid = crate::text::table::Grid::new(head);
+        let n = self.servers.len();
         for (i, row) in self.rows.iter().enumerate() {
             let mut fields = vec![row.id.clone()];
-            let n = self.servers.len();
             fields.extend(cells[i * n..(i + 1) * n].iter().map(shown));
-            s.push_str(&line(fields));
+            grid.row(fields);
         }
+        let mut s = grid.render("");
         s.push('\n');
         for l in self.legend(&cells) {
             s.push_str(&format!("{l}\n"));
@@ -286,7 +265,7 @@ impl Matrix {
     /// The same table as GitHub Markdown.
     pub fn render_markdown(&self) -> String {
         let cells = self.cells();
-        let esc = |t: &str| t.replace('|', "\\|").replace('\n', " ");
+        let esc = crate::text::markdown_cell;
         let mut s = String::new();
         s.push_str("| row |");
         for server in &self.servers {

@@ -87,6 +87,67 @@ pub fn parse(path: &Path, text: &str) -> Result<Report, String> {
     })
 }
 
+/// What the user named for a merge. A scope not named is the reports'
+/// own: the rows and servers they hold, in this checkout's order, and a
+/// cell of that grid no report holds is left blank (not run, not asked
+/// for) rather than missing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Asked {
+    /// ROW arguments were given.
+    pub rows: bool,
+    /// `--servers` was given.
+    pub servers: bool,
+}
+
+/// [`merge`] over the rows and servers `asked` names, or else the ones the
+/// reports hold: a merge of E19 on granian and E19 on waitress is those two
+/// cells, not every row by every profile with the rest missing.
+pub fn merge_asked(
+    rows: Vec<RowHead>,
+    servers: &[String],
+    reports: &[Report],
+    asked: Asked,
+) -> Matrix {
+    let held: Vec<&Entry> = reports
+        .iter()
+        .flat_map(|r| r.results.iter().map(|(e, _)| e))
+        .collect();
+    let rows: Vec<RowHead> = if asked.rows {
+        rows
+    } else {
+        rows.into_iter()
+            .filter(|r| held.iter().any(|e| e.row.id == r.id))
+            .collect()
+    };
+    let servers: Vec<String> = if asked.servers {
+        servers.to_vec()
+    } else {
+        // This checkout's profiles first, then any other a report ran (a
+        // profile given by path); only those of the rows shown.
+        let on_rows: Vec<&str> = held
+            .iter()
+            .filter(|e| rows.iter().any(|r| r.id == e.row.id) && e.profile != NO_SERVER)
+            .map(|e| e.profile.as_str())
+            .collect();
+        let mut names: Vec<String> = servers
+            .iter()
+            .filter(|s| on_rows.contains(&s.as_str()))
+            .cloned()
+            .collect();
+        for name in on_rows {
+            if !names.iter().any(|n| n == name) {
+                names.push(name.to_string());
+            }
+        }
+        names
+    };
+    let mut matrix = merge(rows, &servers, reports);
+    if let Some(m) = &mut matrix.merged {
+        m.held_only = !asked.rows && !asked.servers;
+    }
+    matrix
+}
+
 /// The matrix of `rows` by `servers` (names; the `python` column is added
 /// when a row runs no server) from `reports`.
 pub fn merge(rows: Vec<RowHead>, servers: &[String], reports: &[Report]) -> Matrix {
@@ -188,6 +249,7 @@ pub fn merge(rows: Vec<RowHead>, servers: &[String], reports: &[Report]) -> Matr
         merged: Some(Merged {
             reports: reports.iter().map(|r| r.path.clone()).collect(),
             outside,
+            held_only: false,
         }),
     }
 }
@@ -267,6 +329,56 @@ mod tests {
         let m = merge(vec![row("E19")], &servers[..2], &[a, b]);
         assert_eq!(m.exit_verdicts(), [Verdict::Pass, Verdict::Fail]);
         assert!(!m.render_text().contains("missing"));
+    }
+
+    #[test]
+    fn a_partial_merge_shows_the_cells_the_reports_hold_unless_asked_for_more() {
+        // E19 on granian and E19 on waitress, with every row and profile of
+        // the checkout on offer: two cells, both passes, exit 0.
+        let rows = || vec![row("C5"), row("E19"), row("E15")];
+        let servers: Vec<String> = ["gunicorn", "granian", "waitress", "granian-x"]
+            .map(String::from)
+            .to_vec();
+        let a = parsed("a.json", &[("E19", "granian", "pass", "E19 claim")]);
+        let b = parsed("b.json", &[("E19", "waitress", "pass", "E19 claim")]);
+        let reports = [a, b];
+        let m = merge_asked(rows(), &servers, &reports, Asked::default());
+        let texts: Vec<String> = m.cells().into_iter().map(|c| c.text).collect();
+        assert_eq!(texts, ["pass 1.04x/2.01x", "pass 1.04x/2.01x"]);
+        assert_eq!(m.exit_verdicts(), [Verdict::Pass, Verdict::Pass]);
+        let text = m.render_text();
+        assert!(text.starts_with("row  granian 1.0"), "{text}");
+        assert!(!text.contains("C5") && !text.contains("gunicorn"), "{text}");
+        // Cells across the held grid that no report holds are blank, not
+        // counted: E19 on granian, C5 on waitress.
+        let c = parsed("c.json", &[("C5", "waitress", "fail", "C5 claim")]);
+        let m = merge_asked(rows(), &servers, &[reports[0].clone(), c], Asked::default());
+        let texts: Vec<String> = m.cells().into_iter().map(|c| c.text).collect();
+        assert_eq!(
+            (texts[0].as_str(), texts[3].as_str()),
+            ("-", "-"),
+            "{texts:?}"
+        );
+        assert_eq!(m.exit_verdicts(), [Verdict::Fail, Verdict::Pass]);
+        // The twin: --servers asks for gunicorn too, which no report
+        // holds: it reads missing and counts (cannot judge, exit 2).
+        let asked = Asked {
+            rows: false,
+            servers: true,
+        };
+        let some = ["granian".into(), "waitress".into(), "gunicorn".into()];
+        let m = merge_asked(rows(), &some, &reports, asked);
+        assert_eq!(
+            m.exit_verdicts(),
+            [Verdict::Pass, Verdict::Pass, Verdict::CannotJudge]
+        );
+        // ROWs asked: C5 too, missing on both servers.
+        let asked = Asked {
+            rows: true,
+            servers: false,
+        };
+        let m = merge_asked(vec![row("C5"), row("E19")], &servers, &reports, asked);
+        assert_eq!(m.cells().iter().filter(|c| c.text == "missing").count(), 2);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Reporters: they consume engine events and results and own all output.
 
+pub mod bundle;
 pub mod export;
 pub mod fingerprint;
 

@@ -3,9 +3,8 @@
 
 use std::io::{IsTerminal, Write};
 
-use crate::event::Event;
+use crate::gate::event::Event;
 use crate::gate::result::GateResult;
-use crate::host::pyenv::EnvProgress;
 use crate::verdict::Verdict;
 
 /// Writes progress to stderr and results to `out`.
@@ -46,26 +45,6 @@ impl<W: Write> Terminal<W> {
     /// Handles one engine event.
     pub fn event(&mut self, event: &Event<'_>) {
         match event {
-            Event::Env(EnvProgress::Installing {
-                venv,
-                requirements,
-                reason,
-            }) => {
-                self.clear();
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "preparing the Python environment ({reason}): creating {} and installing {} (this takes a minute once)",
-                    venv.display(),
-                    requirements.display()
-                );
-            }
-            Event::Env(EnvProgress::Installed { elapsed }) => {
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "Python environment ready in {:.1} s",
-                    elapsed.as_secs_f64()
-                );
-            }
             Event::GateStarted {
                 row,
                 server,
@@ -105,17 +84,16 @@ impl<W: Write> Terminal<W> {
         if results.len() < 2 {
             return;
         }
-        let _ = writeln!(self.out, "summary:");
+        let mut grid = crate::text::table::Grid::new(["verdict", "row", "server", "figures"]);
         for r in results {
-            let _ = writeln!(
-                self.out,
-                "  {:<14} {:<10} {:<8} {}",
-                r.verdict().label(),
-                r.row.id,
-                r.profile,
-                headline(r)
-            );
+            grid.row([
+                r.verdict().label().to_string(),
+                r.row.id.clone(),
+                r.profile.clone(),
+                headline(r),
+            ]);
         }
+        let _ = write!(self.out, "summary:\n{}", grid.render("  "));
     }
 }
 

@@ -18,6 +18,10 @@ use sha2::{Digest, Sha256};
 use crate::host::bounded::{self, Bound};
 use crate::spec::Interface;
 
+/// The ASGI twin of fixtures/bareapp: served when no app is given on an
+/// ASGI server, and the holding control beside a user's ASGI app.
+pub const ASGI_FIXTURE: &str = "asgiapp";
+
 /// How long importing the app may take (a model app loads its weights).
 pub const IMPORT_LIMIT: Duration = Duration::from_secs(180);
 /// Lines of the import's traceback shown when it fails.

@@ -112,6 +112,18 @@ pub struct Server {
     _wrapper: Option<tempfile::TempDir>,
 }
 
+/// `reason`, then the server log `log`'s last lines `tail`, indented: for
+/// a reply that broke on a 5xx, where a Python server prints the view's
+/// traceback ("HTTP 500" alone tells the user nothing to fix).
+pub fn with_log_tail(reason: &str, log: &Path, tail: &str) -> String {
+    let mut out = format!("{reason}; the server's log ({}) ends:", log.display());
+    for line in tail.lines() {
+        out.push_str("\n    ");
+        out.push_str(line);
+    }
+    out
+}
+
 impl Server {
     pub fn pgid(&self) -> i32 {
         self.guard.pgid()

@@ -9,10 +9,17 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::host::process::StopOutcome;
-use crate::probe::trial::ProbeEvent;
 use crate::server::{self, Server, StartError, StartRequest};
 use crate::spec::{Profile, ServerSettings};
 use crate::verdict::{Stop, Verdict};
+
+/// A server of the pool answered its readiness check.
+#[derive(Debug, Clone, Copy)]
+pub struct Ready {
+    pub after: std::time::Duration,
+    /// Its process group.
+    pub pgid: i32,
+}
 
 /// A server a gate ran against.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -110,7 +117,7 @@ impl ServerPool {
     pub async fn get(
         &mut self,
         settings: &ServerSettings,
-        emit: &mut dyn FnMut(ProbeEvent),
+        emit: &mut dyn FnMut(Ready),
     ) -> Result<Target, Stop> {
         if let Some((_, _, target)) = self.running.iter().find(|(s, _, _)| s == settings) {
             return Ok(*target);
@@ -125,7 +132,7 @@ impl ServerPool {
         &mut self,
         settings: &ServerSettings,
         log: &Path,
-        emit: &mut dyn FnMut(ProbeEvent),
+        emit: &mut dyn FnMut(Ready),
     ) -> Result<Target, StartError> {
         self.runs.push(ServerRun::new(
             &self.spec.profile,
@@ -154,7 +161,7 @@ impl ServerPool {
             }
         };
         run.ready_ms = Some(server.ready_after.as_secs_f64() * 1000.0);
-        emit(ProbeEvent::ServerReady {
+        emit(Ready {
             after: server.ready_after,
             pgid: server.pgid(),
         });

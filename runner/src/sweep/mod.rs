@@ -25,10 +25,10 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::host::machine_lock::MachineLock;
 use crate::host::process::StopOutcome;
 use crate::load::{self, route::Route, LoadEvent, LoadPlan, LoadProgress, LoadResult};
 use crate::server::{self, StartError, StartRequest};
+use crate::session::Session;
 use crate::spec::Profile;
 use crate::spec::ServerSettings;
 
@@ -61,19 +61,14 @@ pub struct SweepPlan {
     /// The warm-up goes on past `warmup` until every handler thread served
     /// the route and the rate settled, but never past this.
     pub warmup_cap: Duration,
+    /// The app's settings given over the profile's environment (a row's
+    /// `env:`, `--env`), said in the report; already in `profile.env`.
+    pub app_env: std::collections::BTreeMap<String, String>,
 }
 
 /// The warm-up's cap by default: a per-thread state built on first use
 /// takes seconds on a busy machine, not minutes.
 pub const WARMUP_CAP: Duration = Duration::from_secs(10);
-
-/// Where the sweep runs.
-pub struct SweepContext<'a> {
-    pub python: &'a Path,
-    pub logs_dir: PathBuf,
-    /// The machine lock gates and sweeps take turns on.
-    pub lock_path: PathBuf,
-}
 
 /// One point of the sweep: a route on a server with these knobs.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -246,6 +241,9 @@ pub struct SweepResult {
     pub warmup_s: f64,
     pub duration_s: f64,
     pub request_timeout_ms: u64,
+    /// The app's settings given over the server profile's environment.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub env: std::collections::BTreeMap<String, String>,
     pub settings: Vec<SettingResult>,
     pub elapsed_s: f64,
     /// The signal that stopped the sweep early, if one did.
@@ -293,18 +291,21 @@ pub enum SweepEvent<'a> {
 }
 
 /// Runs every setting of `plan` in order, pushing each result onto `out` as
-/// it finishes (so a sweep stopped by a signal keeps what it measured).
+/// it finishes (so a sweep stopped by a signal keeps what it measured). Err
+/// when the session's Python could not be prepared.
 pub async fn run(
-    ctx: &SweepContext<'_>,
+    session: &Session,
     plan: &SweepPlan,
     out: &mut Vec<SettingResult>,
     emit: &mut dyn FnMut(SweepEvent<'_>),
-) {
+) -> Result<(), String> {
+    let python = &session.python()?.python;
     let all = points(plan);
     let of = all.len();
     for (index, (setting, route)) in all.iter().enumerate() {
         emit(SweepEvent::SettingStarted { setting, index, of });
-        let result = run_setting(ctx, plan, setting, index, route.clone(), emit).await;
+        let result =
+            run_setting(session, python, plan, (setting, index), route.clone(), emit).await;
         emit(SweepEvent::SettingFinished {
             result: &result,
             index,
@@ -313,6 +314,7 @@ pub async fn run(
         out.push(result);
     }
     scale(out);
+    Ok(())
 }
 
 /// Fills in each setting's scaling against the first measured setting of
@@ -331,10 +333,10 @@ pub fn scale(results: &mut [SettingResult]) {
 }
 
 async fn run_setting(
-    ctx: &SweepContext<'_>,
+    session: &Session,
+    python: &Path,
     plan: &SweepPlan,
-    setting: &Setting,
-    index: usize,
+    (setting, index): (&Setting, usize),
     route: Arc<Route>,
     emit: &mut dyn FnMut(SweepEvent<'_>),
 ) -> SettingResult {
@@ -355,7 +357,7 @@ async fn run_setting(
     };
     // Held until this setting's server is stopped: a server shutting down
     // still burns CPU, which the next measurement would see.
-    let lock = match MachineLock::take(&ctx.lock_path, plan.machine_wait).await {
+    let lock = match session.lock(plan.machine_wait).await {
         Ok(lock) => lock,
         Err(e) => {
             result.reason = Some(e);
@@ -363,14 +365,15 @@ async fn run_setting(
             return result;
         }
     };
-    let log = ctx
-        .logs_dir
+    let log = session
+        .project()
+        .logs_dir()
         .join(setting.log_name(&plan.profile.name, index));
     let settings = setting.server_settings();
     let request = StartRequest {
         profile: &plan.profile,
         settings: &settings,
-        python: ctx.python,
+        python,
         app: &plan.app,
         app_dir: &plan.app_dir,
         log: &log,
@@ -469,6 +472,9 @@ async fn run_setting(
         Ok(p) => result.pss = Some(p),
         Err(e) => result.pss_note = Some(e),
     }
+    // A view that raised (5xx): its traceback, read before the shutdown's lines.
+    let said = (load.errors.server_error() || load.warmup_errors.server_error())
+        .then(|| server.log_tail());
     note.exited = server.exited();
     note.stopped = Some(server.stop());
     drop(lock);
@@ -520,6 +526,9 @@ async fn run_setting(
             why.push(format!("first: {sample}"));
         }
         result.reason = Some(why.join("; "));
+    }
+    if let (Some(reason), Some(tail)) = (&result.reason, said) {
+        result.reason = Some(server::with_log_tail(reason, &log, &tail));
     }
     if let Some(status) = &note.exited {
         result.status = Status::Errors;

@@ -4,6 +4,7 @@
 //! [`FieldError`] naming the [`SweepField`]: the CLI turns it into the flag,
 //! the row loader into the key.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -71,6 +72,16 @@ pub struct SweepRequest {
     /// the profile's `ready.path` otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready_path: Option<String>,
+    /// Environment the server starts with, over its profile's: the app's
+    /// own settings (`OPENBLAS_NUM_THREADS: "1"`), which belong to the app
+    /// or the row, not to a server profile.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// How long the server may take to answer its first request, in place
+    /// of its profile's `ready.timeout_ms`: for an app that loads a model
+    /// at import.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_timeout_ms: Option<u64>,
     /// How long each setting waits for the machine lock: the caller's, never
     /// a row's.
     #[serde(skip, default = "default_machine_wait_ms")]
@@ -113,6 +124,8 @@ impl Default for SweepRequest {
             app: None,
             app_dir: None,
             ready_path: None,
+            env: BTreeMap::new(),
+            ready_timeout_ms: None,
             machine_wait_ms: default_machine_wait_ms(),
         }
     }
@@ -132,6 +145,8 @@ pub enum SweepField {
     App,
     AppDir,
     ReadyPath,
+    Env,
+    ReadyTimeoutMs,
 }
 
 impl From<WindowField> for SweepField {
@@ -210,8 +225,12 @@ impl SweepRequest {
     /// from `servers_dir` (specs/servers) and found ready to run here.
     pub fn plan(&self, fixture_dir: &Path, servers_dir: &Path) -> Result<SweepPlan> {
         let c = self.checked(fixture_dir)?;
-        let profile = resolve_profile(servers_dir, &self.server)
+        let mut profile = resolve_profile(servers_dir, &self.server)
             .map_err(|e| FieldError::new(SweepField::Server, e.to_string()))?;
+        profile.env.extend(self.env.clone());
+        if let Some(ms) = self.ready_timeout_ms {
+            profile.ready.timeout_ms = ms;
+        }
         if let Some(why) = profile.not_ready() {
             return Err(FieldError::new(SweepField::Server, why).value(&self.server));
         }
@@ -230,6 +249,7 @@ impl SweepRequest {
             fixture: c.fixture,
             ready: c.ready,
             warmup_cap: super::WARMUP_CAP,
+            app_env: self.env.clone(),
         })
     }
 
@@ -267,6 +287,18 @@ impl SweepRequest {
                 .canonicalize()
                 .is_ok_and(|f| f == app_dir.canonicalize().unwrap_or_default());
         let ready = ReadyPath::from_field(self.ready_path.as_deref(), fixture)?;
+        check_env(&self.env)?;
+        if let Some(ms) = self.ready_timeout_ms {
+            if !(READY_TIMEOUT_MS_MIN..=READY_TIMEOUT_MS_MAX).contains(&ms) {
+                return Err(FieldError::new(
+                    SweepField::ReadyTimeoutMs,
+                    format!(
+                        "give {READY_TIMEOUT_MS_MIN} to {READY_TIMEOUT_MS_MAX} ms (an app that loads a model at import may need minutes)"
+                    ),
+                )
+                .value(ms));
+            }
+        }
         // The model app (fixtures/modelapp, next to the fixture), whose
         // `/embed` digests are known too.
         let model = app == FIXTURE_APP
@@ -324,6 +356,32 @@ impl SweepRequest {
             ready,
         })
     }
+}
+
+/// The bounds of `ready_timeout_ms`: a second, ten minutes.
+pub const READY_TIMEOUT_MS_MIN: u64 = 1_000;
+pub const READY_TIMEOUT_MS_MAX: u64 = 600_000;
+
+/// Environment names as POSIX shells take them, values with no NUL (which
+/// no process environment can hold); names the runner sets itself for
+/// every server are refused, so that no row can quietly change them.
+fn check_env(env: &BTreeMap<String, String>) -> Result<()> {
+    for (name, value) in env {
+        let bad =
+            |message: &str| FieldError::new(SweepField::Env, message).value(format!("{name:?}"));
+        let first_ok = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+        if !first_ok || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(bad(
+                "give a name of letters, digits and _ that does not start with a digit",
+            ));
+        }
+        if value.contains('\0') {
+            return Err(bad(
+                "its value holds a NUL byte, which no environment can carry",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `MODULE:ATTR`, each a dotted Python name.

@@ -75,6 +75,8 @@ pub fn key(field: SweepField) -> &'static str {
         SweepField::App => "app",
         SweepField::AppDir => "app_dir",
         SweepField::ReadyPath => "ready_path",
+        SweepField::Env => "env",
+        SweepField::ReadyTimeoutMs => "ready_timeout_ms",
     }
 }
 
@@ -223,10 +225,61 @@ mod tests {
                 "paths: []",
                 "sweep.paths",
             ),
+            (
+                "  threads: [1, 2]\n",
+                "  threads: [1, 2]\n  env:\n    1BAD: x\n",
+                "sweep.env",
+            ),
+            (
+                "  threads: [1, 2]\n",
+                "  threads: [1, 2]\n  env:\n    A-B: x\n",
+                "sweep.env",
+            ),
+            (
+                "  threads: [1, 2]\n",
+                "  threads: [1, 2]\n  env:\n    NUL: \"a\\0b\"\n",
+                "sweep.env",
+            ),
+            (
+                "  threads: [1, 2]\n",
+                "  threads: [1, 2]\n  ready_timeout_ms: 10\n",
+                "sweep.ready_timeout_ms",
+            ),
+            (
+                "  threads: [1, 2]\n",
+                "  threads: [1, 2]\n  ready_timeout_ms: 100000000\n",
+                "sweep.ready_timeout_ms",
+            ),
         ] {
             let e = parse_at("s1", &GOOD.replace(from, to)).unwrap_err();
             assert_eq!(e.key.as_deref(), Some(key), "{e}");
         }
+    }
+
+    #[test]
+    fn the_apps_settings_reach_the_servers_profile() {
+        // The twin of the env and ready_timeout_ms errors above: good
+        // values are taken, over the profile's own.
+        let good = format!(
+            "{GOOD}  env:\n    OPENBLAS_NUM_THREADS: \"1\"\n    _X2: ''\n  ready_timeout_ms: 180000\n"
+        );
+        let row = parse_at("s1", &good).unwrap();
+        let servers = fixture().join("../../specs/servers");
+        let plan = row.request.plan(&fixture(), &servers).unwrap();
+        assert_eq!(plan.profile.env["OPENBLAS_NUM_THREADS"], "1");
+        assert_eq!(plan.profile.env["PYTHONUNBUFFERED"], "1");
+        assert_eq!(plan.profile.ready.timeout_ms, 180_000);
+        // The report says them: they are the app's, not the profile's.
+        assert_eq!(plan.app_env.len(), 2);
+        // Without them, the profile's own.
+        let plan = parse_at("s1", GOOD)
+            .unwrap()
+            .request
+            .plan(&fixture(), &servers)
+            .unwrap();
+        assert!(!plan.profile.env.contains_key("OPENBLAS_NUM_THREADS"));
+        assert!(plan.app_env.is_empty());
+        assert_eq!(plan.profile.ready.timeout_ms, 20_000);
     }
 
     #[test]

@@ -92,7 +92,7 @@ pub fn num(x: Option<f64>, decimals: usize) -> String {
 
 /// The sweep's settings line: what was loaded, how, on what.
 pub fn describe(result: &SweepResult) -> String {
-    format!(
+    let mut out = format!(
         "{} connection(s), {:.1} s warm-up + {:.1} s measured per setting, request timeout {} ms; app {} in {}",
         result.connections,
         result.warmup_s,
@@ -100,5 +100,10 @@ pub fn describe(result: &SweepResult) -> String {
         result.request_timeout_ms,
         result.app,
         result.app_dir.display()
-    )
+    );
+    if !result.env.is_empty() {
+        let env: Vec<String> = result.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        out.push_str(&format!(" with {}", env.join(" ")));
+    }
+    out
 }

@@ -5,6 +5,7 @@ use std::io::{IsTerminal, Write};
 
 use super::table::{self, num};
 use super::{SweepEvent, SweepResult};
+use crate::text::table::Grid;
 
 /// Progress on stderr.
 pub struct Progress {
@@ -104,12 +105,6 @@ impl Progress {
 /// The table, for stdout.
 pub fn render(result: &SweepResult) -> String {
     let rows = table::rows(result);
-    let width = rows
-        .iter()
-        .map(|r| r.setting.chars().count())
-        .max()
-        .unwrap_or(7)
-        .max(7);
     let mut out = match &result.row {
         Some(row) => format!("{}: {}\n", row.id, row.title),
         None => String::new(),
@@ -119,25 +114,13 @@ pub fn render(result: &SweepResult) -> String {
         result.server,
         table::describe(result)
     ));
-    out.push_str(&format!(
-        "  {:<width$} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>8} {:>7}  {:<14} {}\n",
-        "setting",
-        "req/s",
-        "p50 ms",
-        "p90 ms",
-        "p99 ms",
-        "max ms",
-        "cpu %",
-        "rq %",
-        "pss MiB",
-        "scaling",
-        "errors",
-        "check"
-    ));
+    let mut grid = Grid::new([
+        "setting", "req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "cpu %", "rq %", "pss MiB",
+        "scaling", "errors", "check",
+    ]);
     for r in &rows {
-        out.push_str(&format!(
-            "  {:<width$} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>8} {:>7}  {:<14} {}\n",
-            r.setting,
+        grid.row([
+            r.setting.clone(),
             num(r.requests_per_s, 1),
             num(r.p50_ms, 2),
             num(r.p90_ms, 2),
@@ -147,10 +130,11 @@ pub fn render(result: &SweepResult) -> String {
             num(r.run_queue_pct, 0),
             num(r.pss_mib, 0),
             r.scaling.map_or_else(|| "-".into(), |s| format!("{s:.2}x")),
-            r.errors,
-            r.check
-        ));
+            r.errors.clone(),
+            r.check.clone(),
+        ]);
     }
+    out.push_str(&grid.right(&[1, 2, 3, 4, 5, 6, 7, 8, 9]).render("  "));
     for r in rows.iter().filter(|r| r.reason.is_some()) {
         out.push_str(&format!(
             "  {} {}: {}\n",

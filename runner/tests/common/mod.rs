@@ -177,9 +177,12 @@ pub fn faultserver_profile(dir: &Path, fault: &str, extra: &[&str]) -> PathBuf {
     path
 }
 
-/// The README's fenced ```yaml block that contains `marker`, dedented.
+/// The fenced ```yaml block that contains `marker`, dedented, from the
+/// README or the page it sends installed users to (docs/install.md).
 pub fn readme_yaml(marker: &str) -> String {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let readme = ["README.md", "docs/install.md"]
+        .map(|f| std::fs::read_to_string(root().join(f)).unwrap())
+        .join("\n");
     let mut blocks = Vec::new();
     let mut current: Option<Vec<&str>> = None;
     for line in readme.lines() {

@@ -24,6 +24,7 @@
 //! - `mod.rs` (here): the pair's plan (E19's row, with advise's changes
 //!   named) and the run.
 //! - `reduce.rs`: the run reduced to figures (`kernel/pairs.rs`, once).
+//! - `read.rs`: the answer and its words, from the figures.
 //! - the rules: `probe/pair_ratio/rulebook.rs`, E19's, with [`rules`].
 //! - `words.rs`: the answer's words.
 
@@ -31,18 +32,20 @@ use std::path::Path;
 
 use super::{GilAnswer, Work};
 use crate::host::limits::Limits;
-use crate::host::machine_lock::MachineLock;
 use crate::kernel::control::CapacityControl;
 use crate::probe::pair_ratio::measure::{self, is_work_route, PairRatioRun};
 use crate::probe::pair_ratio::rulebook::{Rules, Ruling, NEVER_TURNS_AT};
 use crate::probe::pair_ratio::PairRatioPlan;
 use crate::server::pool::{PoolSpec, ServerPool};
+use crate::session::Session;
 use crate::spec::{Bound, Profile, Trials};
 
+mod read;
 mod reduce;
 mod words;
 
-pub use reduce::{read, PairFigures};
+pub use read::{read, Read};
+pub use reduce::PairFigures;
 
 /// Handler threads of the pair's server: two, never four (E19's `threads`).
 pub const THREADS: u32 = 2;
@@ -133,7 +136,8 @@ pub struct PairSpec<'a> {
     /// fixtures/bareapp, for the capacity control and the holding control.
     pub fixture_dir: &'a Path,
     pub logs_dir: &'a Path,
-    pub lock_path: &'a Path,
+    /// The session whose machine turn the pair takes.
+    pub session: &'a Session,
     pub limits: Limits,
     /// The view, as given (`/work?mode=release&kib=8192`, `/slow?ms=50`).
     pub path: &'a str,
@@ -197,7 +201,7 @@ pub async fn measure(spec: &PairSpec<'_>) -> GilAnswer {
         pair,
         call: None,
     };
-    let lock = match MachineLock::take(spec.lock_path, spec.limits.machine_wait).await {
+    let lock = match spec.session.lock(spec.limits.machine_wait).await {
         Ok(lock) => lock,
         Err(e) => return answer(None, String::new(), e, None),
     };
@@ -277,9 +281,21 @@ async fn run_pair(spec: &PairSpec<'_>) -> Result<PairRatioRun, String> {
     if let Some(p) = fixture_pool.as_mut() {
         p.stop_all();
     }
-    let (_, exited) = pool.stop_all();
+    let (tail, exited) = pool.stop_all();
     if let Some(status) = exited {
         return Err(format!("the server exited during the pair ({status})"));
+    }
+    // A view that raised: its traceback, from the server's log.
+    let broke_on_5xx = result.as_ref().ok().and_then(|run| {
+        run.broken
+            .as_ref()
+            .filter(|b| b.is_server_error())
+            .zip(tail.as_deref())
+            .zip(pool.runs().first())
+    });
+    if let Some(((broken, tail), first)) = broke_on_5xx {
+        let reason = format!("the pair broke: {broken}");
+        return Err(crate::server::with_log_tail(&reason, &first.log, tail));
     }
     result
 }

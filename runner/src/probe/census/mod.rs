@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::pair_ratio::{PairRatio, PairRatioFile, PairRatioPlan};
 use super::{Probe, ProbeCtx};
-use crate::gil::Requirement;
+use crate::host::requires::Requirement;
 use crate::kernel::pss::PeakTracker;
 use crate::spec::check::{int_in_range, key, ErrAt};
 use crate::spec::{ServerSettings, SpecError, Trials};
@@ -213,6 +213,15 @@ impl Probe for WorkerCensus {
 
     fn render(figures: &CensusFigures, out: &mut String) {
         render::table(figures, out)
+    }
+
+    fn numbers(f: &CensusFigures) -> Vec<(String, f64)> {
+        let mut out = vec![("replies".to_string(), f.replies as f64)];
+        out.extend(
+            f.workers_up_ms
+                .map(|ms| ("workers_up_ms".to_string(), ms as f64)),
+        );
+        out
     }
 
     fn requires(plan: &CensusPlan) -> Vec<Requirement> {

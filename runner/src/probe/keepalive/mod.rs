@@ -239,4 +239,13 @@ impl Probe for KeepaliveIsolation {
     fn render(figures: &KeepaliveFigures, out: &mut String) {
         render::table(figures, out)
     }
+
+    fn numbers(f: &KeepaliveFigures) -> Vec<(String, f64)> {
+        vec![
+            ("slow_ms".to_string(), f.slow_ms as f64),
+            ("under_test_ratio".to_string(), f.under_test_ratio),
+            ("control_ratio".to_string(), f.control_ratio),
+            ("trials".to_string(), f.trials.into()),
+        ]
+    }
 }

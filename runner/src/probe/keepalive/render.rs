@@ -2,27 +2,30 @@
 //! the control.
 
 use super::judge::KeepaliveFigures;
+use crate::text::table::Grid;
 
 /// The table of a keepalive-isolation run's figures.
 pub fn table(f: &KeepaliveFigures, s: &mut String) {
-    s.push_str(&format!(
-        "  {:<40} {:>8}   {:>9}\n",
-        "figure (over S = ".to_string() + &f.slow_ms.to_string() + " ms)",
-        "value",
-        "bound"
-    ));
+    let mut grid = Grid::new([
+        format!("figure (over S = {} ms)", f.slow_ms),
+        "value".into(),
+        "bound".into(),
+        String::new(),
+    ]);
     for c in &f.checks {
-        s.push_str(&format!(
-            "  {:<40} {:>8.3}   {:>9}   {}\n",
-            c.name,
-            c.value,
+        grid.row([
+            c.name.to_string(),
+            format!("{:.3}", c.value),
             c.bound.to_string(),
-            if c.holds { "ok" } else { "no" }
-        ));
+            (if c.holds { "ok" } else { "no" }).to_string(),
+        ]);
     }
-    s.push_str(&format!(
-        "  {:<40} {:>8.3}   (control: B waits behind A)\n",
-        "control B over S (best trial)", f.control_ratio
-    ));
+    grid.row([
+        "control B over S (best trial)".to_string(),
+        format!("{:.3}", f.control_ratio),
+        String::new(),
+        "(control: B waits behind A)".into(),
+    ]);
+    s.push_str(&grid.right(&[1]).render("  "));
     s.push_str(&format!("  ({} trials)\n", f.trials));
 }

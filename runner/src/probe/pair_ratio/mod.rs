@@ -113,7 +113,7 @@ pub struct PairRatioPlan {
     pub infer_serving_threads: bool,
     /// The fixture served (None: fixtures/bareapp).
     pub app: Option<String>,
-    pub requires: Vec<crate::gil::Requirement>,
+    pub requires: Vec<crate::probe::gil::Requirement>,
 }
 
 impl PairRatioPlan {
@@ -195,8 +195,10 @@ impl Probe for PairRatio {
         let app = super::work_app(block.app.as_ref(), at, err)?;
         let mut requires = Vec::with_capacity(block.requires.len());
         for r in &block.requires {
-            requires
-                .push(crate::gil::Requirement::parse(r).map_err(|m| err(&key(at, "requires"), m))?);
+            requires.push(
+                crate::probe::gil::Requirement::parse(r)
+                    .map_err(|m| err(&key(at, "requires"), m))?,
+            );
         }
         Ok(PairRatioPlan {
             work_kib: block.work_kib,
@@ -224,7 +226,7 @@ impl Probe for PairRatio {
         plan.app.clone()
     }
 
-    fn requires(plan: &PairRatioPlan) -> Vec<crate::gil::Requirement> {
+    fn requires(plan: &PairRatioPlan) -> Vec<crate::probe::gil::Requirement> {
         plan.requires.clone()
     }
 
@@ -271,5 +273,21 @@ impl Probe for PairRatio {
 
     fn render(figures: &PairRatioFigures, out: &mut String) {
         render::table(figures, out)
+    }
+
+    fn numbers(f: &PairRatioFigures) -> Vec<(String, f64)> {
+        let mut out = vec![
+            ("gap".to_string(), f.gap),
+            ("capacity".to_string(), f.capacity),
+            ("trials".to_string(), f.trials.into()),
+            ("valid_trials".to_string(), f.valid_trials.into()),
+        ];
+        for m in [&f.under_test, &f.control] {
+            out.push((format!("{} ratio", m.name), m.ratio));
+            if let Some(w) = &m.witness {
+                out.push((format!("{} P", m.name), w.reading.parallelism.median));
+            }
+        }
+        out
     }
 }

@@ -3,6 +3,7 @@
 //! verdict, key figure and reason, then the server log tail of every gate
 //! that did not pass, folded.
 
+use crate::text::markdown_cell as cell;
 use std::fmt::Write;
 
 use super::{relative, ExportInput, Exporter};
@@ -75,15 +76,6 @@ impl Exporter for MarkdownExporter {
 
 fn verdict(v: Verdict) -> &'static str {
     v.spelling().markdown
-}
-
-/// A table cell: no line breaks, no column separators, no HTML.
-pub fn cell(t: &str) -> String {
-    t.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('|', "\\|")
-        .replace(['\n', '\r'], " ")
 }
 
 fn details(s: &mut String, input: &ExportInput<'_>, r: &GateResult) {

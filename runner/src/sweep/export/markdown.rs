@@ -3,11 +3,7 @@
 
 use crate::sweep::table::{self, num};
 use crate::sweep::SweepResult;
-
-/// Pipes and newlines would break a table cell.
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
-}
+use crate::text::markdown_cell as cell;
 
 /// `plot` is the link to the SVG, relative to the Markdown file.
 pub fn render(result: &SweepResult, plot: Option<&str>) -> String {

@@ -1,4 +1,4 @@
-//! Extra packages a GIL probe needs (`requires: [libzim==3.13.1]`): pinned,
+//! Extra packages a row needs (`requires: [libzim==3.13.1]`): pinned,
 //! checked in the interpreter that will run the probe, and installed into the
 //! runner's own venv only when asked.
 //!

@@ -6,10 +6,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::instrument::{
+use crate::probe::gil::instrument::{
     AloneFigures, Instrument, InstrumentReport, PythonFacts, RoundFigure, ScaleReport,
 };
-use super::plan::{Expect, GilBounds, GilPlan};
+use crate::probe::gil::plan::{Expect, GilBounds, GilPlan};
 
 /// The arms in reporting order: the call, then the three controls.
 pub const CALL: &str = "call";

@@ -1,17 +1,15 @@
-//! Events the engine emits as it works; reporters turn them into output.
-//! The engine never prints.
+//! Events a gate emits as it works; reporters turn them into output. The
+//! engine never prints. (The Python environment's progress goes to the
+//! session's sink: `crate::session`.)
 
 use std::time::Duration;
 
 use crate::gate::result::GateResult;
-use crate::host::pyenv::EnvProgress;
 use crate::probe::trial::TrialProgress;
 
 /// Something that happened during a run.
 #[derive(Debug, Clone)]
 pub enum Event<'a> {
-    /// Preparing the Python environment (first use or changed pins).
-    Env(EnvProgress),
     /// A gate is starting its server.
     GateStarted {
         row: &'a str,

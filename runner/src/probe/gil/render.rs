@@ -3,7 +3,9 @@
 
 use std::fmt::Write;
 
-use super::figures::{ArmFigures, GilFigures, ScaleFigures};
+use super::instrument::GilRun;
+use super::judge::{ArmFigures, GilFigures, GilJudgement, ScaleFigures};
+use crate::verdict::Verdict;
 
 /// The arms table.
 ///
@@ -160,5 +162,31 @@ pub fn render_scale(s: &ScaleFigures) -> String {
             short.capacity_x.unwrap_or_default()
         );
     }
+    out
+}
+
+/// `runner gil-probe`'s terminal report: a verdict line, the table, the
+/// reason, the confidence.
+pub fn verdict_text(target: &str, j: &GilJudgement, run: &GilRun) -> String {
+    let answer = j.figures.as_ref().and_then(|f| f.answer);
+    let word = match (j.verdict, answer) {
+        (Verdict::Fail, Some(a)) => format!("FAIL ({})", a.name().to_uppercase()),
+        (_, Some(a)) => a.name().to_uppercase(),
+        _ => "CANNOT JUDGE".to_string(),
+    };
+    let mut out = format!("{word} {target}");
+    if !j.headline.is_empty() {
+        out.push_str(&format!(": {}", j.headline));
+    }
+    out.push('\n');
+    if let Some(f) = &j.figures {
+        out.push_str(&render(f));
+    }
+    out.push_str(&format!("  {}\n", j.reason));
+    out.push_str(&format!(
+        "  confidence: {}; {:.2} s\n",
+        j.confidence,
+        run.elapsed_ms / 1e3
+    ));
     out
 }
