@@ -179,6 +179,7 @@ fn bounded<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<
 fn seeds() -> Vec<String> {
     vec![
         std::fs::read_to_string(root().join("specs/E19.yaml")).unwrap(),
+        std::fs::read_to_string(root().join("specs/ASGI-loop.yaml")).unwrap(),
         std::fs::read_to_string(root().join("specs/servers/granian.yaml")).unwrap(),
         std::fs::read_to_string(root().join("specs/servers/uvicorn.yaml")).unwrap(),
         std::fs::read_to_string(root().join("specs/sweeps/blocking-threads.yaml")).unwrap(),
