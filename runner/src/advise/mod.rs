@@ -144,8 +144,11 @@ pub fn decide(q1: &GilAnswer, q2: &headroom::Headroom) -> Result<(Advice, String
     let cores = fig.cores as f64;
     let one = fig.one_thread_cpu_pct / 100.0;
     // The GIL probe says releases for a call that sleeps too; the sweep's
-    // one handler thread, serving back to back, says whether it computes.
-    let waits = work == Work::Waits || (work == Work::Releases && one < WAITS_CPU_SHARE);
+    // one handler thread, serving back to back, says whether it computes:
+    // on a CPU or waiting for one (a saturated machine keeps a computing
+    // thread on the run queue, off a CPU, and it still computes).
+    let asks = fig.one_thread_demand();
+    let waits = work == Work::Waits || (work == Work::Releases && asks < WAITS_CPU_SHARE);
     if waits {
         return Ok((
             Advice::Pool,
@@ -462,6 +465,11 @@ mod tests {
         let pool = decide(&q1(Some(Work::Releases)), &q2(3.0, 0.0, SLEEP)).unwrap();
         assert_eq!(pool.0, Advice::Pool);
         assert!(pool.1.contains("3%"), "{}", pool.1);
+        // The twin: releasing work on a saturated machine, 20% on a CPU and
+        // 80% waiting for one, computes: never the pool (measured: a
+        // FastAPI def view hashing read pool once on a loaded VM).
+        let busy = decide(&q1(Some(Work::Releases)), &q2(20.0, 80.0, RELEASE)).unwrap();
+        assert_eq!(busy.0, Advice::Threads { threads: 2 }, "{}", busy.1);
     }
 
     #[test]
