@@ -6,8 +6,10 @@
 //! take turns instead of spoiling each other's figures.
 
 use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::path::Path;
+
+use fs4::FileExt;
+use fs4::TryLockError;
 use std::time::{Duration, Instant};
 
 /// How often a waiting gate retries the lock.
@@ -34,18 +36,17 @@ impl MachineLock {
             .open(path)?;
         let started = Instant::now();
         loop {
-            // SAFETY: flock on a descriptor we own; non-blocking so that a
-            // signal can drop this future while it waits.
-            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-            if rc == 0 {
-                return Ok(Some(Self {
-                    _file: file,
-                    waited: started.elapsed(),
-                }));
-            }
-            let err = std::io::Error::last_os_error();
-            if err.raw_os_error() != Some(libc::EWOULDBLOCK) {
-                return Err(err);
+            // Non-blocking, so that a signal can drop this future while it
+            // waits. (fs4's, not std's `File::try_lock`: newer than 1.85.)
+            match FileExt::try_lock(&file) {
+                Ok(()) => {
+                    return Ok(Some(Self {
+                        _file: file,
+                        waited: started.elapsed(),
+                    }))
+                }
+                Err(TryLockError::Error(e)) => return Err(e),
+                Err(TryLockError::WouldBlock) => {}
             }
             if started.elapsed() >= limit {
                 return Ok(None);

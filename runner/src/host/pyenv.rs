@@ -15,11 +15,11 @@
 
 use std::fs::File;
 use std::io::Write;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use fs4::FileExt;
 use sha2::{Digest, Sha256};
 
 use crate::host::bounded::{self, Bound, Ending};
@@ -168,8 +168,8 @@ pub fn prepare_for(
     std::fs::create_dir_all(&state).map_err(|e| io(&state, e))?;
     let lock_path = state.join("venv.lock");
     let lock = File::create(&lock_path).map_err(|e| io(&lock_path, e))?;
-    // SAFETY: flock on a file descriptor we own; released when `lock` drops.
-    unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) };
+    // Released when `lock` drops. (fs4's, not std's `File::lock`: newer than 1.85.)
+    FileExt::lock(&lock).map_err(|e| io(&lock_path, e))?;
 
     let venv = state.join("venv");
     let python = venv.join("bin").join("python");

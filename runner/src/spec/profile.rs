@@ -8,7 +8,6 @@
 //! in specs/servers/README.md.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -641,25 +640,21 @@ fn resolve_program(
 /// `name` as an executable file: a path (relative to `base`) when it has a
 /// slash, else looked up on PATH. The error completes "the program X ...".
 fn find_executable(name: &str, base: &Path) -> Result<PathBuf, String> {
-    let executable = |p: &Path| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    if name.contains('/') {
-        let path = base.join(name);
-        let path = std::fs::canonicalize(&path).unwrap_or(path);
-        return if executable(&path) {
-            Ok(path)
-        } else if path.exists() {
-            Err(format!("({}) is not an executable file", path.display()))
-        } else {
-            Err(format!("({}) does not exist", path.display()))
-        };
-    }
     let search = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&search)
-        .map(|d| d.join(name))
-        .find(|p| executable(p))
-        .ok_or_else(|| "is not on PATH; give its full path".to_string())
+    match which::which_in(name, Some(search), base) {
+        Ok(path) if name.contains('/') => Ok(std::fs::canonicalize(&path).unwrap_or(path)),
+        Ok(path) => Ok(path),
+        Err(_) if name.contains('/') => {
+            let path = base.join(name);
+            let path = std::fs::canonicalize(&path).unwrap_or(path);
+            Err(if path.exists() {
+                format!("({}) is not an executable file", path.display())
+            } else {
+                format!("({}) does not exist", path.display())
+            })
+        }
+        Err(_) => Err("is not on PATH; give its full path".to_string()),
+    }
 }
 
 /// The shell an argv would run, if it starts with one (directly or through
@@ -827,7 +822,8 @@ mod tests {
     fn program_path_resolves_next_to_the_profile() {
         let dir = tempfile::tempdir().unwrap();
         let bin = write(dir.path(), "srv.sh", "#!/bin/sh\n");
-        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&bin, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
         let text = BASE
             .replace("[\"{python}\", \"-m\", \"srv\"", "[\"{program}\"")
             .replace("name: t\n", "name: t\nprogram: {path: ./srv.sh}\n");
