@@ -7,6 +7,7 @@ view and the wall time of one advise (median and range).
     cargo build --release -p runner
     python3 bench/advise.py [--runs 10] [--server granian]
     python3 bench/advise.py --model [--runs 10]
+    python3 bench/advise.py --fastapi [--runs 10]
 
 `--model` advises the model app's three views instead (fixtures/modelapp,
 installed by `runner prepare --rows all`; issue #18) on granian: `/embed`
@@ -46,7 +47,18 @@ MODEL_VIEWS = [
 ]
 MODEL_APP = ["--app", "app:app", "--app-dir", str(ROOT / "fixtures" / "modelapp"),
              "--ready-timeout-ms", "180000"]
-KINDS = ["threads", "workers", "pool", "remainder", "none"]
+# The FastAPI app's five views (fixtures/fastapiapp; FastAPI installed by
+# `runner prepare --rows all`), given with no --server and no --interface:
+# the runner finds the app is ASGI and serves it on uvicorn.
+FASTAPI_VIEWS = [
+    ("def, releases", "/hash?kib=32768", "threads"),
+    ("def, holds", "/hash/hold?kib=32768", "workers"),
+    ("def, waits", "/wait?ms=100", "pool"),
+    ("async def, blocks the loop", "/hash/loop?kib=32768", "to-thread"),
+    ("async def, awaits", "/wait/async?ms=100", "loop"),
+]
+FASTAPI_APP = ["--app", "app:app", "--app-dir", str(ROOT / "fixtures" / "fastapiapp")]
+KINDS = ["threads", "workers", "pool", "remainder", "to-thread", "loop", "none"]
 
 
 def main():
@@ -54,12 +66,15 @@ def main():
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--server", default="granian")
     ap.add_argument("--model", action="store_true", help="the model app's three views (MODEL_VIEWS)")
+    ap.add_argument("--fastapi", action="store_true", help="the FastAPI app's five views (FASTAPI_VIEWS), no --server")
     args = ap.parse_args()
     if not BINARY.exists():
         sys.exit("build it first: cargo build --release -p runner")
     if args.model:
         views = [(name, path, expected, args.server, MODEL_APP + settings)
                  for name, path, expected, settings in MODEL_VIEWS]
+    elif args.fastapi:
+        views = [(name, path, expected, None, FASTAPI_APP) for name, path, expected in FASTAPI_VIEWS]
     else:
         views = [(name, path, expected, args.server, []) for name, path, expected in VIEWS]
     counts = {v[0]: {k: 0 for k in KINDS} for v in views}
@@ -67,10 +82,12 @@ def main():
     notes = []
     for run in range(args.runs):
         # Interleaved: drift in the machine lands on every view alike.
-        for name, path, _, server, app in views:
+        for name, path, expected, server, app in views:
             started = time.monotonic()
             out = subprocess.run(
-                [str(BINARY), "advise", "--path", path, "--server", server, "--json"] + app,
+                [str(BINARY), "advise", "--path", path, "--json"]
+                + (["--server", server] if server else [])
+                + app,
                 cwd=ROOT, capture_output=True, text=True, timeout=600,
             )
             walls.append(time.monotonic() - started)
@@ -80,9 +97,11 @@ def main():
                 doc = {}
             advice = (doc.get("advice") or {}).get("kind", "none")
             counts[name][advice] += 1
-            if advice == "none":
-                notes.append("%s run %d: %s" % (name, run + 1, doc.get("reason", out.stderr.strip()[-300:])))
-            print("run %d %-17s %-10s %.1f s" % (run + 1, name, advice, walls[-1]), file=sys.stderr)
+            if advice != expected:
+                notes.append("%s run %d: %s: %s" % (name, run + 1, advice, doc.get("reason", out.stderr.strip()[-300:])))
+            print("run %d %-17s %-10s %.1f s%s" % (run + 1, name, advice, walls[-1],
+                                                ("  (" + notes[-1] + ")") if advice != expected else ""),
+                  file=sys.stderr)
     print("| view | expected | " + " | ".join(KINDS) + " |")
     print("|---|---|" + "---:|" * len(KINDS))
     wrong = 0
@@ -95,7 +114,7 @@ def main():
           % (statistics.median(walls), min(walls), max(walls), len(walls)))
     print("wrong advice: %d" % wrong)
     for n in notes:
-        print("no advice: " + n)
+        print("not the expected advice: " + n)
     sys.exit(1 if wrong else 0)
 
 

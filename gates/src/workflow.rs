@@ -218,8 +218,17 @@ pub fn missing_parts(workflow: &str) -> Result<Vec<String>, String> {
     Ok(missing)
 }
 
-/// The servers the conformance jobs must cover.
-pub const SERVERS: [&str; 4] = ["granian", "gunicorn", "uwsgi", "waitress"];
+/// The servers the conformance jobs must cover: the WSGI ones, and the
+/// ASGI ones the ASGI rows run on.
+pub const SERVERS: [&str; 7] = [
+    "granian",
+    "gunicorn",
+    "uwsgi",
+    "waitress",
+    "uvicorn",
+    "hypercorn",
+    "granian-asgi",
+];
 
 fn normalise(command: &str) -> String {
     command.split_whitespace().collect::<Vec<_>>().join(" ")

@@ -82,13 +82,17 @@ fn a_workflow_without_them_is_caught() {
 fn a_workflow_without_the_server_matrix_or_its_merge_is_caught() {
     let workflow = read(".github/workflows/gates.yml");
     let no_uwsgi = workflow.replace(
-        "server: [granian, gunicorn, uwsgi, waitress]",
-        "server: [granian, gunicorn, waitress]",
+        "server: [granian, gunicorn, uwsgi, waitress, uvicorn, hypercorn, granian-asgi]",
+        "server: [granian, gunicorn, waitress, uvicorn, hypercorn, granian-asgi]",
     );
-    assert_eq!(
-        missing_parts(&no_uwsgi).unwrap(),
-        vec!["a conformance job whose strategy matrix lists every server (granian, gunicorn, uwsgi, waitress)"]
+    let every = "a conformance job whose strategy matrix lists every server (granian, gunicorn, uwsgi, waitress, uvicorn, hypercorn, granian-asgi)";
+    assert_eq!(missing_parts(&no_uwsgi).unwrap(), vec![every]);
+    // The ASGI servers are held to it too.
+    let no_hypercorn = workflow.replace(
+        "server: [granian, gunicorn, uwsgi, waitress, uvicorn, hypercorn, granian-asgi]",
+        "server: [granian, gunicorn, uwsgi, waitress, uvicorn, granian-asgi]",
     );
+    assert_eq!(missing_parts(&no_hypercorn).unwrap(), vec![every]);
     let all_servers = workflow.replace(
         r#"prepare --server "$SERVER" --rows all"#,
         "prepare --rows all",

@@ -179,7 +179,9 @@ fn bounded<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<
 fn seeds() -> Vec<String> {
     vec![
         std::fs::read_to_string(root().join("specs/E19.yaml")).unwrap(),
+        std::fs::read_to_string(root().join("specs/ASGI-loop.yaml")).unwrap(),
         std::fs::read_to_string(root().join("specs/servers/granian.yaml")).unwrap(),
+        std::fs::read_to_string(root().join("specs/servers/uvicorn.yaml")).unwrap(),
         std::fs::read_to_string(root().join("specs/sweeps/blocking-threads.yaml")).unwrap(),
     ]
 }
@@ -246,6 +248,10 @@ const TOKENS: &[&str] = &[
     "app_dir: .",
     "role: under-test",
     "path: /work",
+    "interface: asgi",
+    "interface: wsgi",
+    "env: {A: \"{threads}\"}",
+    "app: asgiapp",
 ];
 
 fn mutate(seed: &str, edits: &[(u16, u8, u16, String)]) -> String {

@@ -21,6 +21,7 @@
 pub mod call;
 pub mod headroom;
 pub mod pair;
+pub mod placement;
 pub mod render;
 pub mod request;
 pub mod run;
@@ -79,6 +80,15 @@ pub enum Advice {
     Remainder,
     /// The view waits in a syscall: the pool is what it needs.
     Pool,
+    /// An `async def` view that blocks the event loop: make it `def`, or
+    /// move the blocking call to `asyncio.to_thread` / `run_in_threadpool`.
+    /// `then`: the work as measured moved to a thread (question 1 on the
+    /// runner's wrapper running the view on a pool thread), which says
+    /// whether it would then scale; None when that could not be read.
+    ToThread { then: Option<Work> },
+    /// An `async def` view that awaits: the loop already overlaps it, and
+    /// no pool or thread count changes anything.
+    Loop,
 }
 
 impl Advice {
@@ -91,6 +101,18 @@ impl Advice {
             ),
             Advice::Remainder => "more threads help only up to the remainder".into(),
             Advice::Pool => "the pool is what this view needs".into(),
+            Advice::ToThread { then } => format!(
+                "to-thread: the view blocks the event loop; make it `def` (or move the blocking call to `asyncio.to_thread` / `run_in_threadpool`); {}",
+                match then {
+                    Some(Work::Releases) => "moved to a thread it releases the GIL, so it then runs at once across the threadpool (size it with `threads`)",
+                    Some(Work::Holds) => "moved to a thread it still holds the GIL: one such request at a time per process, so scale with spawned workers",
+                    Some(Work::Waits) => "moved to a thread it waits in a syscall, so the threadpool overlaps it",
+                    None => "whether it would then scale could not be read",
+                }
+            ),
+            Advice::Loop => {
+                "loop: the view awaits, and the event loop already overlaps it; no pool or thread count changes anything".into()
+            }
         }
     }
 }
@@ -215,12 +237,43 @@ fn fmt_x(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), |v| format!("{v:.2}"))
 }
 
+/// The rule for an ASGI view: where it runs first, then, for a view in the
+/// threadpool, [`decide`] as for WSGI.
+pub fn decide_asgi(
+    placement: &placement::Placement,
+    q1: &GilAnswer,
+    q2: &headroom::Headroom,
+) -> Result<(Advice, String), String> {
+    match placement.place {
+        None => Err(format!(
+            "where the view runs (event loop or threadpool): {}",
+            placement.reason
+        )),
+        Some(placement::Place::Pool) => decide(q1, q2),
+        Some(placement::Place::LoopAwaits) => Ok((Advice::Loop, placement.reason.clone())),
+        Some(placement::Place::LoopBlocks) => Ok((
+            Advice::ToThread { then: q1.work },
+            format!(
+                "{}; moved to a thread (the wrapper ran it on a pool thread): {}",
+                placement.reason,
+                match q1.work {
+                    Some(w) => format!("it {} ({})", w.describe(), q1.reason),
+                    None => format!("cannot tell ({})", q1.reason),
+                }
+            ),
+        )),
+    }
+}
+
 /// The `--json` document and what the terminal report prints.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct AdviceReport {
     pub server: String,
     pub app: String,
     pub path: String,
+    /// ASGI only: where the view runs (event loop or threadpool).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<placement::Placement>,
     pub question1: GilAnswer,
     pub question2: headroom::Headroom,
     /// None: a figure could not be had, and `reason` says which.
@@ -241,7 +294,44 @@ impl AdviceReport {
         question2: headroom::Headroom,
         elapsed_s: f64,
     ) -> Self {
-        let (advice, reason) = match decide(&question1, &question2) {
+        Self::judged(server, app, path, None, question1, question2, elapsed_s)
+    }
+
+    /// An ASGI view's report: [`decide_asgi`] with where it runs.
+    pub fn asgi(
+        server: String,
+        app: String,
+        path: String,
+        placement: placement::Placement,
+        question1: GilAnswer,
+        question2: headroom::Headroom,
+        elapsed_s: f64,
+    ) -> Self {
+        Self::judged(
+            server,
+            app,
+            path,
+            Some(placement),
+            question1,
+            question2,
+            elapsed_s,
+        )
+    }
+
+    fn judged(
+        server: String,
+        app: String,
+        path: String,
+        placement: Option<placement::Placement>,
+        question1: GilAnswer,
+        question2: headroom::Headroom,
+        elapsed_s: f64,
+    ) -> Self {
+        let judged = match &placement {
+            Some(p) => decide_asgi(p, &question1, &question2),
+            None => decide(&question1, &question2),
+        };
+        let (advice, reason) = match judged {
             Ok((a, r)) => (Some(a), r),
             Err(r) => (None, r),
         };
@@ -249,6 +339,7 @@ impl AdviceReport {
             server,
             app,
             path,
+            placement,
             question1,
             question2,
             recommendation: advice.map(Advice::line),
@@ -308,6 +399,56 @@ mod tests {
         }
     }
 
+    fn placed(place: Option<placement::Place>) -> placement::Placement {
+        placement::Placement {
+            place,
+            headline: String::new(),
+            reason: "measured".into(),
+            trials: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_two_asgi_kinds_and_the_pool_as_wsgi() {
+        use placement::Place;
+        let none = Headroom {
+            figures: None,
+            reason: "not asked".into(),
+        };
+        let (a, _) = decide_asgi(&placed(Some(Place::LoopAwaits)), &q1(None), &none).unwrap();
+        assert_eq!(a, Advice::Loop);
+        let (a, why) = decide_asgi(
+            &placed(Some(Place::LoopBlocks)),
+            &q1(Some(Work::Holds)),
+            &none,
+        )
+        .unwrap();
+        assert_eq!(
+            a,
+            Advice::ToThread {
+                then: Some(Work::Holds)
+            }
+        );
+        assert!(a.line().contains("spawned workers"), "{}", a.line());
+        assert!(why.contains("holds the GIL"), "{why}");
+        // The blocking is established even when the moved view reads
+        // nothing: to-thread, saying so.
+        let (a, _) = decide_asgi(&placed(Some(Place::LoopBlocks)), &q1(None), &none).unwrap();
+        assert_eq!(a, Advice::ToThread { then: None });
+        // A def view gets WSGI's answers.
+        let (a, _) = decide_asgi(
+            &placed(Some(Place::Pool)),
+            &q1(Some(Work::Holds)),
+            &q2(95.0, 5.0, FLAT),
+        )
+        .unwrap();
+        assert_eq!(a, Advice::Workers { workers: 2 });
+        // The twin: no placement, no advice, whatever the questions say.
+        let e =
+            decide_asgi(&placed(None), &q1(Some(Work::Holds)), &q2(95.0, 5.0, FLAT)).unwrap_err();
+        assert!(e.contains("where the view runs"), "{e}");
+    }
+
     const RELEASE: &[(u32, f64)] = &[(1, 160.0), (2, 390.0), (4, 380.0)];
     const FLAT: &[(u32, f64)] = &[(1, 180.0), (2, 185.0), (4, 178.0)];
     const SLEEP: &[(u32, f64)] = &[(1, 19.0), (2, 38.0), (4, 76.0)];
@@ -326,6 +467,11 @@ mod tests {
         let pool = decide(&q1(Some(Work::Releases)), &q2(3.0, 0.0, SLEEP)).unwrap();
         assert_eq!(pool.0, Advice::Pool);
         assert!(pool.1.contains("3%"), "{}", pool.1);
+        // The twin: releasing work on a saturated machine, 20% on a CPU and
+        // 80% waiting for one, computes: never the pool (measured: a
+        // FastAPI def view hashing read pool once on a loaded VM).
+        let busy = decide(&q1(Some(Work::Releases)), &q2(20.0, 80.0, RELEASE)).unwrap();
+        assert_eq!(busy.0, Advice::Threads { threads: 2 }, "{}", busy.1);
     }
 
     #[test]

@@ -8,6 +8,17 @@ use super::AdviceReport;
 pub fn render(r: &AdviceReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "advise {} on {} ({})", r.path, r.server, r.app);
+    if let Some(p) = &r.placement {
+        let _ = writeln!(
+            out,
+            "  0. where does the view run? {}",
+            p.place.map_or("cannot judge", |w| w.describe())
+        );
+        if !p.headline.is_empty() {
+            let _ = writeln!(out, "     {}", p.headline);
+        }
+        let _ = writeln!(out, "     {}", p.reason);
+    }
     let q1 = &r.question1;
     let _ = writeln!(
         out,

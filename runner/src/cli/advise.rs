@@ -16,10 +16,11 @@ use runner::host::limits::Limits;
 use runner::host::signals;
 use runner::request::FieldError;
 use runner::session::Session;
-use runner::sweep::request::{DEFAULT_PATH, DEFAULT_SERVER};
+use runner::sweep::request::DEFAULT_PATH;
 use runner::verdict::Verdict;
 
 use super::args::{sweep_flag, AppArgs, JsonArgs};
+use super::interface;
 use super::{unusable, Finish};
 
 #[derive(Debug, Args)]
@@ -43,9 +44,10 @@ pub struct AdviseArgs {
     #[arg(long = "arg", value_name = "LITERAL", allow_hyphen_values = true)]
     pub args: Vec<String>,
 
-    /// Server profile: a name from specs/servers/ or a path to a profile file.
-    #[arg(long, default_value = DEFAULT_SERVER, value_name = "NAME|PATH")]
-    pub server: String,
+    /// Server profile: a name from specs/servers/ or a path to a profile
+    /// file [default: granian for a WSGI app, uvicorn for an ASGI one].
+    #[arg(long, value_name = "NAME|PATH")]
+    pub server: Option<String>,
 
     #[command(flatten)]
     pub app: AppArgs,
@@ -69,7 +71,7 @@ impl AdviseArgs {
             path: self.path.clone(),
             call: self.call.clone(),
             args: self.args.clone(),
-            server: self.server.clone(),
+            server: interface::server_name(self.server.as_deref(), self.app.interface),
             app: self.app.app.clone(),
             app_dir: self.app.app_dir.clone(),
             ready_path: self.app.ready_path.clone(),
@@ -95,14 +97,62 @@ pub async fn run(session: &Session, args: &AdviseArgs) -> Finish {
     if let Err(e) = args.out.check() {
         return unusable(&e);
     }
-    let opts = match args
-        .request()
-        .plan(&project.app_dir(), &project.servers_dir())
-    {
+    let mut request = args.request();
+    let fixture_dir = interface::fixture_dir(project, &request.server);
+    let mut opts = match request.plan(&fixture_dir, &project.servers_dir()) {
         Ok(o) => o,
         Err(e) => return unusable(&advise_flag(&e)),
     };
-    let mut on = |q: Question| match q {
+    // The user's app: served on a server that speaks its interface, found
+    // by importing it, or refused before anything starts.
+    if !opts.headroom.fixture {
+        let env = match session.python() {
+            Ok(env) => env,
+            Err(e) => return unusable(&e),
+        };
+        let settled = match interface::settle(
+            project,
+            &env.python,
+            &opts.headroom.app,
+            &opts.headroom.app_dir,
+            args.app.interface,
+            &opts.headroom.profile,
+            args.server.is_some(),
+        )
+        .await
+        {
+            Ok(s) => s,
+            Err(e) => return unusable(&e),
+        };
+        if let Some(found) = &settled.found {
+            eprintln!(
+                "advise: {} is {} ({}): {}",
+                opts.headroom.app, found.what, found.why, settled.interface
+            );
+        }
+        if let Some(other) = settled.profile {
+            eprintln!(
+                "advise: serving it on {} (no --server given; the {} default)",
+                other.name, settled.interface
+            );
+            request.server = other.file.display().to_string();
+            let fixture_dir = interface::fixture_dir(project, &request.server);
+            opts = match request.plan(&fixture_dir, &project.servers_dir()) {
+                Ok(o) => o,
+                Err(e) => return unusable(&advise_flag(&e)),
+            };
+        }
+    }
+    let mut on = |q: Question| {
+        match q {
+        Question::Placement => eprintln!(
+            "advise {}: where does the view run, on the event loop or in the threadpool?",
+            opts.path
+        ),
+        Question::MovedToThread => eprintln!(
+            "advise {}: would it scale moved to a thread? (the GIL question, the view run on a pool thread)",
+            opts.path
+        ),
         Question::Releases => eprintln!(
             "advise {}: question 1, does the work release the GIL?",
             opts.path
@@ -112,6 +162,7 @@ pub async fn run(session: &Session, args: &AdviseArgs) -> Finish {
             opts.path,
             headroom::THREADS
         ),
+    }
     };
     let report = match session.cancellable(advise(session, &opts, &mut on)).await {
         Ok(Ok(report)) => report,

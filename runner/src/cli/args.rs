@@ -85,10 +85,17 @@ pub fn report_path(flag: &str, path: Option<&Path>) -> Result<(), String> {
 /// The app a server serves: the user's own, or the fixture.
 #[derive(Debug, Default, Args)]
 pub struct AppArgs {
-    /// Your own WSGI app, as MODULE:ATTR (needs --app-dir); the fixture
-    /// (fixtures/bareapp, app:app) by default.
+    /// Your own WSGI or ASGI app, as MODULE:ATTR (needs --app-dir); the
+    /// fixture (fixtures/bareapp, or fixtures/asgiapp on an ASGI server)
+    /// by default. Its interface is found by importing it.
     #[arg(long, value_name = "MODULE:ATTR")]
     pub app: Option<String>,
+
+    /// The app's interface, instead of importing it to find out; with no
+    /// --server, it also picks the server (granian for wsgi, uvicorn for
+    /// asgi).
+    #[arg(long, value_name = "wsgi|asgi", value_parser = super::interface::parse_interface)]
+    pub interface: Option<runner::spec::Interface>,
 
     /// The folder --app is imported from (the server's working directory).
     #[arg(long, value_name = "DIR")]

@@ -13,6 +13,7 @@ use runner::report::export::{github, ExportInput, ExportManager, Format};
 use runner::report::json::{self};
 use runner::report::terminal::Terminal;
 use runner::session::Session;
+use runner::spec::Interface;
 
 use super::args::{report_path, JsonArgs, RunArgs};
 use super::{unusable, Finish};
@@ -23,9 +24,11 @@ pub struct GateArgs {
     #[arg(required = true, value_name = "ROW")]
     pub rows: Vec<String>,
 
-    /// Server profile: a name from specs/servers/ or a path to a profile file.
-    #[arg(long, default_value = "granian", value_name = "NAME|PATH")]
-    pub server: String,
+    /// Server profile: a name from specs/servers/ or a path to a profile
+    /// file [default: by the row's app: granian for a WSGI app, uvicorn for
+    /// an ASGI one].
+    #[arg(long, value_name = "NAME|PATH")]
+    pub server: Option<String>,
 
     #[command(flatten)]
     pub out: JsonArgs,
@@ -59,20 +62,91 @@ pub async fn run(session: &Session, args: &GateArgs) -> Finish {
             return unusable(&e);
         }
     }
-    let (rows, profile) = match super::rows_and_profile(project, &args.rows, &args.server) {
+    let server = args
+        .server
+        .clone()
+        .unwrap_or_else(|| Interface::Wsgi.default_server().into());
+    let (rows, profile) = match super::rows_and_profile(project, &args.rows, &server) {
         Ok(r) => r,
         Err(e) => return unusable(&e),
     };
-    let jobs: Vec<Job> = rows
-        .into_iter()
-        .map(|mut row| {
-            run.apply(&mut row);
-            Job {
-                row,
-                profile: profile.clone(),
+    // Each row's app is served on a server that speaks its interface: with
+    // no --server, that interface's default; with one that speaks the
+    // other, the run is refused before anything starts (a row of `all` is
+    // not applicable there instead).
+    let mut jobs: Vec<Job> = Vec::new();
+    let mut refusals = Vec::new();
+    let env = match session.python() {
+        Ok(env) => env,
+        Err(e) => return unusable(&e),
+    };
+    let all = args.rows.iter().any(|r| r == "all");
+    for mut row in rows {
+        run.apply(&mut row);
+        let mut job_profile = profile.clone();
+        if !row.servers().is_empty() {
+            let app_dir = runner::gate::app_dir_of(project, &row);
+            let found = match runner::server::interface::of_fixture(
+                &env.python,
+                runner::gate::APP,
+                &app_dir,
+                &project.state_dir(),
+            )
+            .await
+            {
+                Ok(f) => f,
+                // Its pinned packages are missing: the gate says not
+                // applicable, naming them.
+                Err(_) if !row.plan.requires().is_empty() => {
+                    jobs.push(Job {
+                        row,
+                        profile: job_profile,
+                    });
+                    continue;
+                }
+                Err(e) => return unusable(&format!("{}: {e}", row.id)),
+            };
+            if found.interface != profile.interface {
+                if args.server.is_none() {
+                    match runner::spec::resolve_profile(
+                        &project.servers_dir(),
+                        found.interface.default_server(),
+                    ) {
+                        Ok(p) => job_profile = p,
+                        Err(e) => return unusable(&e.to_string()),
+                    }
+                } else if !all {
+                    let app = format!(
+                        "{}'s app ({})",
+                        row.id,
+                        app_dir.file_name().unwrap_or_default().to_string_lossy()
+                    );
+                    refusals.extend(runner::server::interface::mismatch(
+                        &profile,
+                        found.interface,
+                        &app,
+                        &super::interface::all_profiles(project),
+                    ));
+                }
             }
-        })
-        .collect();
+        }
+        jobs.push(Job {
+            row,
+            profile: job_profile,
+        });
+    }
+    if !refusals.is_empty() {
+        return unusable(&format!("--server {server}: {}", refusals.join("; ")));
+    }
+    let profiles: Vec<_> = {
+        let mut seen: Vec<runner::spec::Profile> = Vec::new();
+        for j in &jobs {
+            if !seen.iter().any(|p| p.file == j.profile.file) {
+                seen.push(j.profile.clone());
+            }
+        }
+        seen
+    };
 
     let pending = RefCell::new(None);
     let python_status = RefCell::new(None);
@@ -88,7 +162,7 @@ pub async fn run(session: &Session, args: &GateArgs) -> Finish {
         // the interpreter's for rows that run no server. Read while the
         // gates run, and joined before the report.
         *pending.borrow_mut() = Some(runner::server::status::statuses_in_background(
-            vec![profile.clone()],
+            profiles.clone(),
             env.python.clone(),
         ));
         if jobs.iter().any(|j| j.row.servers().is_empty()) {

@@ -9,6 +9,7 @@ pub mod args;
 pub mod check;
 pub mod gate;
 pub mod gil_probe;
+pub mod interface;
 pub mod list;
 pub mod load;
 pub mod matrix;

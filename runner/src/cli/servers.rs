@@ -57,12 +57,13 @@ fn render(project: &Project, statuses: &[ServerStatus]) -> String {
             .display()
             .to_string()
     };
-    let mut grid = Grid::new(["server", "ready", "version", "profile"]);
+    let mut grid = Grid::new(["server", "ready", "version", "interface", "profile"]);
     for s in statuses {
         grid.row([
             s.name.clone(),
             (if s.ready { "yes" } else { "no" }).to_string(),
             s.version.clone().unwrap_or_else(|| "-".into()),
+            s.interface.map_or("-", |i| i.name()).to_string(),
             shown(&s.file),
         ]);
     }

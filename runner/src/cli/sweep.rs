@@ -17,8 +17,8 @@ use runner::host::signals;
 use runner::session::Session;
 use runner::sweep::export::{self, Reports};
 use runner::sweep::request::{
-    SweepRequest, DEFAULT_CONNECTIONS, DEFAULT_DURATION, DEFAULT_PATH, DEFAULT_SERVER,
-    DEFAULT_THREADS, DEFAULT_WARMUP,
+    SweepRequest, DEFAULT_CONNECTIONS, DEFAULT_DURATION, DEFAULT_PATH, DEFAULT_THREADS,
+    DEFAULT_WARMUP,
 };
 use runner::sweep::row::SweepRow;
 use runner::sweep::terminal::{self, Progress};
@@ -26,6 +26,7 @@ use runner::sweep::{self, SweepResult};
 use runner::verdict::Verdict;
 
 use super::args::{json_is_a_flag_now, report_path, sweep_flag, AppArgs, JsonArgs};
+use super::interface;
 use super::{unusable, Finish};
 
 #[derive(Debug, Args)]
@@ -52,7 +53,8 @@ pub struct SweepArgs {
     pub paths: Vec<String>,
 
     /// Server profile: a name from specs/servers/ or a path to a profile
-    /// file [default: granian, or the row's].
+    /// file [default: the row's, or granian for a WSGI app and uvicorn for
+    /// an ASGI one].
     #[arg(long, value_name = "NAME|PATH")]
     pub server: Option<String>,
 
@@ -125,7 +127,7 @@ impl SweepArgs {
                 ..row.request.clone()
             },
             None => SweepRequest {
-                server: self.server.clone().unwrap_or_else(|| DEFAULT_SERVER.into()),
+                server: interface::server_name(self.server.as_deref(), self.app.interface),
                 paths: self.paths.clone(),
                 threads: self.threads.clone(),
                 workers: self.workers.clone(),
@@ -184,16 +186,57 @@ pub async fn run(session: &Session, args: &SweepArgs) -> Finish {
         }
         None => None,
     };
-    let request = args.request(row.as_ref());
+    let mut request = args.request(row.as_ref());
     let reports = match args.reports() {
         Ok(r) => r,
         Err(e) => return unusable(&e),
     };
-    let plan = match request.plan(&project.app_dir(), &project.servers_dir()) {
+    let fixture_dir = interface::fixture_dir(project, &request.server);
+    let mut plan = match request.plan(&fixture_dir, &project.servers_dir()) {
         Ok(p) => p,
         Err(e) => return unusable(&e.named(sweep_flag(e.field))),
     };
     let started = Instant::now();
+    let env = match session.python() {
+        Ok(env) => env,
+        Err(e) => return unusable(&e),
+    };
+    // The user's app: on a server that speaks its interface, or refused
+    // before anything starts.
+    if !plan.fixture {
+        let server_given = args.server.is_some() || row.is_some();
+        let settled = match interface::settle(
+            project,
+            &env.python,
+            &plan.app,
+            &plan.app_dir,
+            args.app.interface,
+            &plan.profile,
+            server_given,
+        )
+        .await
+        {
+            Ok(s) => s,
+            Err(e) => return unusable(&e),
+        };
+        if let Some(found) = &settled.found {
+            eprintln!(
+                "sweep: {} is {} ({}): {}",
+                plan.app, found.what, found.why, settled.interface
+            );
+        }
+        if let Some(other) = settled.profile {
+            eprintln!(
+                "sweep: serving it on {} (no --server given; the {} default)",
+                other.name, settled.interface
+            );
+            request.server = other.file.display().to_string();
+            plan = match request.plan(&fixture_dir, &project.servers_dir()) {
+                Ok(p) => p,
+                Err(e) => return unusable(&e.named(sweep_flag(e.field))),
+            };
+        }
+    }
     let mut progress = Progress::new();
     let mut settings = Vec::new();
     let mut emit = |e: sweep::SweepEvent<'_>| progress.event(&e);

@@ -13,6 +13,7 @@ use std::time::Instant;
 use crate::gate::event::Event;
 use crate::gate::result::{GateResult, RowRef};
 use crate::host::limits::Limits;
+use crate::host::project::Project;
 use crate::host::pyenv::PythonEnv;
 use crate::probe::trial::ProbeEvent;
 use crate::probe::{Judgement, ProbeCtx, ProbeRun};
@@ -35,6 +36,58 @@ pub struct GateContext<'a> {
     pub limits: Limits,
 }
 
+/// The folder of the app `row` serves: its `app:` fixture, or bareapp.
+pub fn app_dir_of(project: &Project, row: &Row) -> std::path::PathBuf {
+    row.plan
+        .app()
+        .map_or_else(|| project.app_dir(), |a| project.fixture_dir(&a))
+}
+
+/// Why `profile` cannot serve `row`'s app (its interface is the other
+/// one: not applicable), or why that could not be learned (cannot judge).
+async fn interface_refusal(
+    ctx: &GateContext<'_>,
+    row: &Row,
+    profile: &Profile,
+    app_dir: &std::path::Path,
+) -> Option<Stop> {
+    let found = match crate::server::interface::of_fixture(
+        &ctx.python.python,
+        APP,
+        app_dir,
+        &ctx.session.project().state_dir(),
+    )
+    .await
+    {
+        Ok(found) => found,
+        // An app whose pinned packages are missing does not import: the
+        // probe says not applicable, naming them.
+        Err(_) if !row.plan.requires().is_empty() => return None,
+        Err(e) => {
+            return Some(Stop::cannot_judge(format!(
+                "cannot tell the app's interface: {e}"
+            )))
+        }
+    };
+    let servers: Vec<Profile> = crate::spec::row_files(&ctx.session.project().servers_dir())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|f| crate::spec::load_profile(f).ok())
+        .collect();
+    let app = format!(
+        "{}'s app ({})",
+        row.id,
+        app_dir.file_name().unwrap_or_default().to_string_lossy()
+    );
+    crate::server::interface::mismatch(profile, found.interface, &app, &servers).map(|reason| {
+        Stop {
+            verdict: Verdict::NotApplicable,
+            reason,
+            log_tail: None,
+        }
+    })
+}
+
 /// Runs `row` against fresh servers from `profile` (unused by a probe that
 /// needs no server).
 pub async fn run_gate(
@@ -45,10 +98,13 @@ pub async fn run_gate(
 ) -> GateResult {
     let started = Instant::now();
     let needs_server = !row.servers().is_empty();
-    let app_dir = row.plan.app().map_or_else(
-        || ctx.session.project().app_dir(),
-        |a| ctx.session.project().fixture_dir(&a),
-    );
+    let app_dir = app_dir_of(ctx.session.project(), row);
+    // A server that does not speak the app's interface cannot serve it.
+    let refused = if needs_server {
+        interface_refusal(ctx, row, profile, &app_dir).await
+    } else {
+        None
+    };
     let mut pool = needs_server.then(|| {
         ServerPool::new(PoolSpec {
             row_id: row.id.clone(),
@@ -63,8 +119,9 @@ pub async fn run_gate(
     // The lock is held until every server of this gate is stopped: a server
     // shutting down still burns CPU, which the next gate would measure.
     let lock = ctx.session.lock(ctx.limits.machine_wait).await;
-    let outcome = match &lock {
-        Ok(_) => {
+    let outcome = match (&lock, refused) {
+        (Ok(_), Some(refused)) => Err(refused),
+        (Ok(_), None) => {
             let mut on_probe = |e: ProbeEvent| match e {
                 ProbeEvent::ServerReady { after, pgid } => emit(Event::ServerReady {
                     row: &row.id,
@@ -88,7 +145,7 @@ pub async fn run_gate(
             };
             row.plan.run(&mut probe_ctx).await
         }
-        Err(e) => Err(Stop::cannot_judge(e.clone())),
+        (Err(e), _) => Err(Stop::cannot_judge(e.clone())),
     };
     let (tail, exited) = pool.as_mut().map_or((None, None), ServerPool::stop_all);
     drop(lock);

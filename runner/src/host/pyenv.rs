@@ -203,7 +203,10 @@ pub fn prepare_for(
         Err(_) if python.exists() => "no stamp from an earlier install",
         Err(_) => "first use",
     };
-    // One server's pin: a requirements file of that line alone.
+    // One server's pin: a requirements file of that line alone, with the
+    // runner's own pins (anyio, which its ASGI wrapper sizes), the whole
+    // file as constraints so that their dependencies install as pinned.
+    let all_pins = requirements.clone();
     let requirements = match want {
         Want::Package(package) => {
             let text = String::from_utf8_lossy(&pins);
@@ -211,8 +214,10 @@ pub fn prepare_for(
                 requirements: requirements.display().to_string(),
                 package: package.to_string(),
             })?;
+            let mut lines = vec![line];
+            lines.extend(RUNNER_PINS.iter().filter_map(|p| pin_of(&text, p)));
             let only = state.join(format!("requirements-{package}.txt"));
-            std::fs::write(&only, format!("{line}\n")).map_err(|e| io(&only, e))?;
+            std::fs::write(&only, lines.join("\n") + "\n").map_err(|e| io(&only, e))?;
             only
         }
         Want::Any | Want::All => requirements,
@@ -237,8 +242,10 @@ pub fn prepare_for(
         "install",
         "--disable-pip-version-check",
         "--no-input",
-        "-r",
+        "-c",
     ])
+    .arg(&all_pins)
+    .arg("-r")
     .arg(&requirements);
     run_logged(pip, "pip install", &log, &requirements)?;
     let mut f = File::create(&stamp).map_err(|e| io(&stamp, e))?;
@@ -249,6 +256,10 @@ pub fn prepare_for(
     });
     Ok(PythonEnv { python })
 }
+
+/// Packages the runner itself needs in the venv whatever the server: anyio,
+/// whose default thread limiter the ASGI wrapper sets.
+pub const RUNNER_PINS: &[&str] = &["anyio"];
 
 /// `NAME VERSION` lines for the Python version and each pinned server.
 pub fn installed_versions(env: &PythonEnv) -> Result<String, EnvError> {

@@ -61,6 +61,15 @@ pub struct ServedBy {
     pub thread_id: Option<u64>,
     /// The client port the server saw, where the server tells the app.
     pub peer_port: Option<u16>,
+    /// The runner's ASGI wrapper: the OS thread id of the event loop.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loop_thread: Option<u64>,
+    /// The wrapper's loop probe: anyio threadpool tokens borrowed then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool_busy: Option<u32>,
+    /// The wrapper's loop probe: anyio's worker threads alive then.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pool_threads: Vec<u64>,
 }
 
 /// A complete reply.
@@ -310,5 +319,15 @@ pub fn served_by(headers: &hyper::HeaderMap) -> ServedBy {
         pid: get("x-pid").and_then(|v| v.parse().ok()),
         thread_id: get("x-thread-id").and_then(|v| v.parse().ok()),
         peer_port: get("x-peer-port").and_then(|v| v.parse().ok()),
+        loop_thread: get("x-gates-loop-thread").and_then(|v| v.parse().ok()),
+        pool_busy: get("x-gates-pool-busy").and_then(|v| v.parse().ok()),
+        pool_threads: get("x-gates-pool-threads")
+            .map(|v| {
+                v.split(',')
+                    .take(1024)
+                    .filter_map(|t| t.trim().parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default(),
     }
 }

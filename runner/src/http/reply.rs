@@ -202,6 +202,7 @@ mod tests {
             pid,
             thread_id: Some(1),
             peer_port,
+            ..Default::default()
         }
     }
 
@@ -350,7 +351,8 @@ mod tests {
             ServedBy {
                 pid: Some(42),
                 thread_id: Some(140234),
-                peer_port: Some(40072)
+                peer_port: Some(40072),
+                ..Default::default()
             }
         );
         let mut h = hyper::HeaderMap::new();

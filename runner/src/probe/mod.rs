@@ -162,3 +162,27 @@ pub trait Probe {
         None
     }
 }
+/// The fixtures that keep fixtures/bareapp's contract: `/work` with its
+/// digests and `capacity.py` (`asgiapp`, its ASGI twin, also has `/slow`,
+/// `/runtime` and `forkcheck.py`; `fastapiapp` has `/work` only, for
+/// pair-ratio). A row's `app:` may name one of these.
+pub const WORK_APPS: &[&str] = &["bareapp", "asgiapp", "fastapiapp"];
+
+/// A block's `app:`, checked to be one of [`WORK_APPS`].
+pub fn work_app(
+    app: Option<&String>,
+    at: &[&str],
+    err: &crate::spec::check::ErrAt<'_>,
+) -> Result<Option<String>, crate::spec::SpecError> {
+    match app {
+        None => Ok(None),
+        Some(app) if WORK_APPS.contains(&app.as_str()) => Ok(Some(app.clone())),
+        Some(app) => Err(err(
+            &crate::spec::check::key(at, "app"),
+            format!(
+                "{app:?} is not a fixture with bareapp's /work contract; use one of {}",
+                WORK_APPS.join(", ")
+            ),
+        )),
+    }
+}

@@ -421,6 +421,7 @@ mod tests {
             ready: version.is_some(),
             version: version.map(String::from),
             note: None,
+            interface: None,
         }
     }
 

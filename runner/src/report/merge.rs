@@ -180,6 +180,7 @@ pub fn merge(rows: Vec<RowHead>, servers: &[String], reports: &[Report]) -> Matr
                     ready: false,
                     version: None,
                     note: Some("no report names its version".into()),
+                    interface: None,
                 })
         })
         .collect();

@@ -3,6 +3,8 @@
 //! only, logging through a capped pipe to a file whose tail goes into every
 //! failure, and stopped (whole process group) when dropped.
 
+pub mod asgi;
+pub mod interface;
 pub mod logdrain;
 pub mod loopback;
 pub mod pool;
@@ -17,7 +19,7 @@ use crate::host::process::{GroupGuard, StopOutcome};
 use crate::http;
 use crate::server::logdrain::{LogDrain, LOG_CAP_BYTES};
 use crate::spec::profile::{Launch, NotApplicable, Profile};
-use crate::spec::ServerSettings;
+use crate::spec::{Interface, ServerSettings};
 
 /// Lines of server log shown with a failure.
 pub const LOG_TAIL_LINES: usize = 20;
@@ -58,6 +60,8 @@ pub enum StartError {
         host: String,
         profile: String,
     },
+    #[error("cannot write the runner's ASGI wrapper into a temporary folder ({0}); check TMPDIR")]
+    Wrapper(std::io::Error),
     #[error("cannot write the server log {log}: {source}")]
     Log { log: String, source: std::io::Error },
 }
@@ -102,6 +106,10 @@ pub struct Server {
     pub argv: Vec<String>,
     /// From spawn to the first reply on the readiness path.
     pub ready_after: Duration,
+    /// The interface the server speaks to the app.
+    pub interface: Interface,
+    /// The ASGI wrapper's folder, kept while the server runs.
+    _wrapper: Option<tempfile::TempDir>,
 }
 
 /// `reason`, then the server log `log`'s last lines `tail`, indented: for
@@ -317,14 +325,27 @@ pub fn spawn(req: StartRequest<'_>) -> Result<Starting, StartError> {
     let host = loopback::bind_host();
     let host_text = host.to_string();
     let port = free_port(host).map_err(StartError::Port)?;
+    // An ASGI server serves the runner's wrapper, which imports the app.
+    let (wrapper, wrapper_env) = match req.profile.interface {
+        Interface::Wsgi => (None, Default::default()),
+        Interface::Asgi => {
+            let (dir, env) = asgi::install(req.app, req.app_dir).map_err(StartError::Wrapper)?;
+            (Some(dir), env)
+        }
+    };
     let launch = Launch {
         python: req.python,
         host: &host_text,
         port,
-        app: req.app,
+        app: if wrapper.is_some() {
+            asgi::APP
+        } else {
+            req.app
+        },
         app_dir: req.app_dir,
     };
     let argv = req.profile.argv(&launch, req.settings)?;
+    let knob_env = req.profile.knob_env(&launch, req.settings)?;
     if let Some(dir) = req.log.parent() {
         std::fs::create_dir_all(dir).map_err(|source| StartError::Log {
             log: req.log.display().to_string(),
@@ -342,6 +363,8 @@ pub fn spawn(req: StartRequest<'_>) -> Result<Starting, StartError> {
         .args(&argv[1..])
         .current_dir(req.app_dir)
         .envs(&req.profile.env)
+        .envs(&wrapper_env)
+        .envs(&knob_env)
         .envs(&req.settings.env)
         .stdin(Stdio::null())
         .stdout(output.stdout)
@@ -366,6 +389,8 @@ pub fn spawn(req: StartRequest<'_>) -> Result<Starting, StartError> {
         log: req.log.to_path_buf(),
         argv,
         ready_after: Duration::ZERO,
+        interface: req.profile.interface,
+        _wrapper: wrapper,
     };
     Ok(Starting {
         server,

@@ -26,6 +26,9 @@ pub struct ServerStatus {
     pub version: Option<String>,
     /// Why it is not ready (and what to do), or what could not be learned.
     pub note: Option<String>,
+    /// The interface the server speaks (none for a gate's plain Python).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface: Option<crate::spec::Interface>,
 }
 
 /// The status of the column named `column` (the gate's `python`) for the
@@ -43,6 +46,7 @@ pub fn python_status(column: &str, python: &Path, specs_dir: &Path) -> ServerSta
         ready: true,
         version,
         note: None,
+        interface: None,
     }
 }
 
@@ -81,6 +85,7 @@ fn status(
         ready: true,
         version: None,
         note: None,
+        interface: Some(profile.interface),
     };
     if let Some(why) = profile.not_ready() {
         out.ready = false;

@@ -5,6 +5,7 @@ pub mod row;
 
 pub mod check;
 pub mod error;
+pub mod interface;
 pub mod locate;
 pub mod mode;
 pub mod profile;
@@ -14,6 +15,7 @@ pub mod trials;
 use std::path::{Path, PathBuf};
 
 pub use error::SpecError;
+pub use interface::Interface;
 pub use mode::{Bound, Mode, ModeFile, Role};
 pub use profile::{load_profile, Profile};
 pub use settings::ServerSettings;

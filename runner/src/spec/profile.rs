@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::error::{from_yaml, SpecError};
+use super::interface::Interface;
 use super::locate::locate;
 use super::read_bounded;
 use super::settings::ServerSettings;
@@ -28,6 +29,11 @@ pub const PLACEHOLDERS: &[&str] = &[
 #[serde(deny_unknown_fields)]
 pub struct ProfileFile {
     pub name: String,
+    /// The interface the server speaks to the app: `wsgi` (the default) or
+    /// `asgi`. An ASGI server serves the app through the runner's wrapper
+    /// (runner/src/server/gates_asgi.py), which sizes anyio's threadpool.
+    #[serde(default)]
+    pub interface: Interface,
     /// The PyPI distribution whose version identifies the server.
     pub package: Option<String>,
     /// An external program, run as `{program}`, for servers that are not a
@@ -94,13 +100,52 @@ pub struct ProgramFile {
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Knobs {
-    pub threads: Option<Vec<String>>,
-    pub workers: Option<Vec<String>>,
+    pub threads: Option<Knob>,
+    pub workers: Option<Knob>,
     /// Arguments that make the master import the app before forking workers.
-    pub preload: Option<Vec<String>>,
+    pub preload: Option<Knob>,
     /// Arguments that make each worker import the app itself (`[]` when that
     /// is the server's default).
-    pub no_preload: Option<Vec<String>>,
+    pub no_preload: Option<Knob>,
+}
+
+/// One knob's spelling: a list of arguments, or arguments and environment
+/// variables (`{env: {GATES_ASGI_THREADS: "{threads}"}}`, how an ASGI
+/// profile sizes the threadpool through the runner's wrapper).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(
+    untagged,
+    expecting = "a knob: a list of arguments, or {args: [ARG, ...], env: {NAME: VALUE}} with no other key"
+)]
+pub enum Knob {
+    Args(Vec<String>),
+    Spelled(KnobSpelling),
+}
+
+/// A knob spelled with environment variables (and arguments).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct KnobSpelling {
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+impl Knob {
+    pub fn args(&self) -> &[String] {
+        match self {
+            Knob::Args(args) => args,
+            Knob::Spelled(s) => &s.args,
+        }
+    }
+
+    pub fn env(&self) -> Option<&BTreeMap<String, String>> {
+        match self {
+            Knob::Args(_) => None,
+            Knob::Spelled(s) => Some(&s.env),
+        }
+    }
 }
 
 /// The readiness check: GET `path` gets a complete HTTP reply within
@@ -119,6 +164,7 @@ pub struct Ready {
 #[derive(Debug, Clone, Serialize)]
 pub struct Profile {
     pub name: String,
+    pub interface: Interface,
     pub package: Option<String>,
     /// The external program, resolved when the profile was loaded.
     pub program: Option<Program>,
@@ -215,28 +261,8 @@ impl Profile {
             });
         }
         let mut knob_args = Vec::new();
-        for (knob, value, spelling) in [
-            ("threads", settings.threads, &self.knobs.threads),
-            ("workers", settings.workers, &self.knobs.workers),
-        ] {
-            if value.is_none() {
-                continue;
-            }
-            let Some(spelling) = spelling else {
-                return Err(NotApplicable::knob(self, knob));
-            };
-            knob_args.extend(spelling.iter().cloned());
-        }
-        let preload = match settings.preload {
-            None => None,
-            Some(true) => Some(("preload", &self.knobs.preload)),
-            Some(false) => Some(("no_preload", &self.knobs.no_preload)),
-        };
-        if let Some((knob, spelling)) = preload {
-            let Some(spelling) = spelling else {
-                return Err(NotApplicable::knob(self, knob));
-            };
-            knob_args.extend(spelling.iter().cloned());
+        for knob in self.knobs_for(settings)? {
+            knob_args.extend(knob.args().iter().cloned());
         }
         let program = self
             .program
@@ -259,6 +285,52 @@ impl Profile {
         argv.into_iter()
             .map(|arg| self.fill(&arg, launch, settings, program.as_deref()))
             .collect()
+    }
+
+    /// The knobs `settings` asks for, in argument order, or the first one
+    /// this profile cannot express.
+    fn knobs_for(&self, settings: &ServerSettings) -> Result<Vec<&Knob>, NotApplicable> {
+        let mut knobs = Vec::new();
+        for (knob, value, spelling) in [
+            ("threads", settings.threads, &self.knobs.threads),
+            ("workers", settings.workers, &self.knobs.workers),
+        ] {
+            if value.is_none() {
+                continue;
+            }
+            let Some(spelling) = spelling else {
+                return Err(NotApplicable::knob(self, knob));
+            };
+            knobs.push(spelling);
+        }
+        let preload = match settings.preload {
+            None => None,
+            Some(true) => Some(("preload", &self.knobs.preload)),
+            Some(false) => Some(("no_preload", &self.knobs.no_preload)),
+        };
+        if let Some((knob, spelling)) = preload {
+            let Some(spelling) = spelling else {
+                return Err(NotApplicable::knob(self, knob));
+            };
+            knobs.push(spelling);
+        }
+        Ok(knobs)
+    }
+
+    /// The environment the knobs of `settings` set (`{env: ...}` knobs),
+    /// placeholders filled, or why this server cannot run the row.
+    pub fn knob_env(
+        &self,
+        launch: &Launch<'_>,
+        settings: &ServerSettings,
+    ) -> Result<BTreeMap<String, String>, NotApplicable> {
+        let mut env = BTreeMap::new();
+        for knob in self.knobs_for(settings)? {
+            for (name, value) in knob.env().into_iter().flatten() {
+                env.insert(name.clone(), self.fill(value, launch, settings, None)?);
+            }
+        }
+        Ok(env)
     }
 
     /// Substitutes every placeholder in one argument.
@@ -411,14 +483,28 @@ pub fn load_profile(file: &Path) -> Result<Profile, SpecError> {
         Ok(())
     };
     check(&["argv"], &raw.argv)?;
-    for (key, args) in [
+    for (key, knob) in [
         ("threads", &raw.knobs.threads),
         ("workers", &raw.knobs.workers),
         ("preload", &raw.knobs.preload),
         ("no_preload", &raw.knobs.no_preload),
     ] {
-        if let Some(args) = args {
-            check(&["knobs", key], args)?;
+        let Some(knob) = knob else { continue };
+        check(&["knobs", key], knob.args())?;
+        for (name, value) in knob.env().into_iter().flatten() {
+            if !env_name(name) {
+                return Err(err(
+                    &["knobs", key, "env"],
+                    format!("{name:?} is not an environment variable name (letters, digits and _)"),
+                ));
+            }
+            check(&["knobs", key, "env"], std::slice::from_ref(value))?;
+            if placeholders_in(value).iter().any(|p| p == "program") {
+                return Err(err(
+                    &["knobs", key, "env"],
+                    format!("{value:?}: {{program}} is for argv; an env value may use the others"),
+                ));
+            }
         }
     }
     let base = file.parent().unwrap_or(Path::new("."));
@@ -484,6 +570,7 @@ pub fn load_profile(file: &Path) -> Result<Profile, SpecError> {
     }
     Ok(Profile {
         name: raw.name,
+        interface: raw.interface,
         package: raw.package,
         program,
         argv,
@@ -593,6 +680,13 @@ fn shell_in(argv: &[String]) -> Option<&str> {
         .then_some(program.as_str())
 }
 
+/// A POSIX environment variable name.
+fn env_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 fn placeholders_in(arg: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = arg;
@@ -657,6 +751,38 @@ mod tests {
         let na = p.argv(&launch(py, dir.path()), &workers).unwrap_err();
         assert_eq!(na.knob, "workers");
         assert!(na.to_string().contains("cannot express `workers`"), "{na}");
+    }
+
+    #[test]
+    fn env_knobs_set_the_environment_and_not_the_argv() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = BASE
+            .replace("name: t\n", "name: t\ninterface: asgi\n")
+            .replace(
+                "threads: [\"--threads={threads}\"]",
+                "threads: {env: {POOL: \"{threads}\"}}\n  workers: [\"-w\", \"{workers}\"]",
+            );
+        let p = load_profile(&write(dir.path(), "t.yaml", &text)).unwrap();
+        assert_eq!(p.interface, Interface::Asgi);
+        let py = Path::new("/py");
+        let settings = ServerSettings {
+            threads: Some(3),
+            workers: Some(2),
+            ..Default::default()
+        };
+        let argv = p.argv(&launch(py, dir.path()), &settings).unwrap();
+        assert!(!argv.iter().any(|a| a.contains('3')), "{argv:?}");
+        assert!(argv.contains(&"-w".to_string()), "{argv:?}");
+        let env = p.knob_env(&launch(py, dir.path()), &settings).unwrap();
+        assert_eq!(env.get("POOL").map(String::as_str), Some("3"));
+        // The twin: without `threads` the variable is not set at all.
+        let none = p
+            .knob_env(&launch(py, dir.path()), &ServerSettings::default())
+            .unwrap();
+        assert!(none.is_empty(), "{none:?}");
+        // A profile that says nothing speaks WSGI.
+        let wsgi = load_profile(&write(dir.path(), "w.yaml", BASE)).unwrap();
+        assert_eq!(wsgi.interface, Interface::Wsgi);
     }
 
     #[test]

@@ -68,6 +68,9 @@ pub const GAP_AT_LEAST: f64 = 0.5;
 pub const HOLDS_WITHIN: f64 = 0.25;
 /// The group's P under this: the threads were asleep, not computing.
 pub const WAITS_BELOW: f64 = 0.5;
+/// ... or whose threads were on a CPU under this share of the holding
+/// control's time on a CPU (a sleep's wake-ups queue on a loaded machine).
+pub const WAITS_ON_CPU_SHARE: f64 = 0.2;
 /// The control's route (the fixture's holding work).
 pub const CONTROL_PATH: &str = "/work?mode=hold";
 /// KiB of work a pair of the fixture's `/work` times at least, and the
@@ -108,6 +111,7 @@ pub fn rules() -> Rules {
         // A user's view may compute on a library's own threads.
         library_threads: true,
         asleep_below: Some(WAITS_BELOW),
+        asleep_on_cpu_share: Some(WAITS_ON_CPU_SHARE),
     }
 }
 
@@ -140,6 +144,9 @@ pub struct PairSpec<'a> {
     /// Where the user's server is polled for readiness; None: the
     /// profile's `ready.path`.
     pub ready_path: Option<&'a str>,
+    /// ASGI: the runner's wrapper runs each request of the view on a pool
+    /// thread with an event loop of its own (the view moved to a thread).
+    pub offload: bool,
 }
 
 /// `/work?mode=release&kib=8192` as the engine takes it: the path without
@@ -223,6 +230,13 @@ async fn run_pair(spec: &PairSpec<'_>) -> Result<PairRatioRun, String> {
     plan.work_kib = pair_kib(spec.path);
     plan.fail_confirm_factor = 1;
     plan.infer_serving_threads = true;
+    let control_server = plan.control.server.clone();
+    if spec.offload {
+        plan.under_test
+            .server
+            .env
+            .insert(crate::server::asgi::OFFLOAD_VAR.into(), "1".into());
+    }
     let server = plan.under_test.server.clone();
     let mut pool = ServerPool::new(PoolSpec {
         row_id: "advise".into(),
@@ -247,7 +261,7 @@ async fn run_pair(spec: &PairSpec<'_>) -> Result<PairRatioRun, String> {
     let control = CapacityControl::start(spec.python, spec.fixture_dir);
     let target = pool.get(&server, &mut |_| {}).await;
     let control_target = match (&target, fixture_pool.as_mut()) {
-        (Ok(_), Some(p)) => p.get(&server, &mut |_| {}).await,
+        (Ok(_), Some(p)) => p.get(&control_server, &mut |_| {}).await,
         (t, _) => t.clone(),
     };
     let result = match (target, control_target, control) {

@@ -109,6 +109,12 @@ impl Probe for WorkerCensus {
             err,
         )?;
         let pair_ratio = match &block.pair_ratio {
+            Some(p) if p.app.is_some() => {
+                return Err(err(
+                    &key(&key(at, "pair-ratio"), "app"),
+                    "the census serves its own `app:` (set it on the worker-census block)".into(),
+                ))
+            }
             Some(p) => {
                 let mut plan = PairRatio::validate(p, &key(at, "pair-ratio"), row_server, err)?;
                 plan.connections_at_most = block.connections_at_most;
@@ -127,10 +133,13 @@ impl Probe for WorkerCensus {
                     format!("{app:?} must name a folder of fixtures/ (letters, digits, _ and -), such as modelapp"),
                 ));
             }
-            if pair_ratio.is_some() && app != "bareapp" {
+            if pair_ratio.is_some() && !super::WORK_APPS.contains(&app.as_str()) {
                 return Err(err(
                     &key(at, "pair-ratio"),
-                    format!("needs fixtures/bareapp's /work route and capacity control; app {app:?} has neither"),
+                    format!(
+                        "needs bareapp's /work route and capacity control ({}); app {app:?} has neither",
+                        super::WORK_APPS.join(", ")
+                    ),
                 ));
             }
         }

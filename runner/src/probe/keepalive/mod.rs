@@ -54,6 +54,11 @@ pub struct KeepaliveFile {
     /// reply's digest is checked.
     #[serde(default = "default_fast_route")]
     pub fast_route: String,
+    /// Optional: the fixture to serve, a folder of fixtures/ with bareapp's
+    /// `/slow` and `/work` (`asgiapp`, its ASGI twin); fixtures/bareapp
+    /// without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<String>,
 }
 
 fn default_slow_route() -> String {
@@ -84,6 +89,8 @@ pub struct KeepalivePlan {
     pub slow_route: String,
     pub slow_reply: String,
     pub fast_route: String,
+    /// The fixture served (None: fixtures/bareapp).
+    pub app: Option<String>,
 }
 
 impl KeepalivePlan {
@@ -198,11 +205,16 @@ impl Probe for KeepaliveIsolation {
             slow_route: block.slow_route.clone(),
             slow_reply: block.slow_reply.clone(),
             fast_route: block.fast_route.clone(),
+            app: super::work_app(block.app.as_ref(), at, err)?,
         })
     }
 
     fn servers(plan: &KeepalivePlan, _: &ServerSettings) -> Vec<ServerSettings> {
         vec![plan.under_test.server.clone(), plan.control.server.clone()]
+    }
+
+    fn app(plan: &KeepalivePlan) -> Option<String> {
+        plan.app.clone()
     }
 
     async fn measure(plan: &KeepalivePlan, ctx: &mut ProbeCtx<'_>) -> Result<KeepaliveRun, Stop> {

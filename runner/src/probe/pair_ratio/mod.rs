@@ -66,6 +66,17 @@ pub struct PairRatioFile {
     /// for more evidence, not for a free core in every one of its trials.
     #[serde(default = "default_free_core_trials")]
     pub free_core_trials: u32,
+    /// Optional: the fixture to serve, a folder of fixtures/ with bareapp's
+    /// `/work` contract (`asgiapp`, its ASGI twin); fixtures/bareapp
+    /// without it. Not inside a worker-census block (the census's `app`
+    /// is served there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<String>,
+    /// Extra Python packages the app needs, pinned `NAME==VERSION`
+    /// (optionally ` --no-deps`); `runner prepare --rows all` installs them,
+    /// and without them the row is not applicable.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requires: Vec<String>,
 }
 
 fn default_free_core_trials() -> u32 {
@@ -100,6 +111,9 @@ pub struct PairRatioPlan {
     /// gate: its fixture always says, and a server that strips the header
     /// should leave the witness silent rather than guessed.
     pub infer_serving_threads: bool,
+    /// The fixture served (None: fixtures/bareapp).
+    pub app: Option<String>,
+    pub requires: Vec<crate::probe::gil::Requirement>,
 }
 
 impl PairRatioPlan {
@@ -178,6 +192,14 @@ impl Probe for PairRatio {
         }
         let (under_test, control) =
             validate_modes("pair-ratio", at, &block.modes, row_server, true, true, err)?;
+        let app = super::work_app(block.app.as_ref(), at, err)?;
+        let mut requires = Vec::with_capacity(block.requires.len());
+        for r in &block.requires {
+            requires.push(
+                crate::probe::gil::Requirement::parse(r)
+                    .map_err(|m| err(&key(at, "requires"), m))?,
+            );
+        }
         Ok(PairRatioPlan {
             work_kib: block.work_kib,
             warmup: block.warmup,
@@ -191,6 +213,8 @@ impl Probe for PairRatio {
             serialised_at_most: block.serialised_at_most,
             free_core_trials: block.free_core_trials,
             infer_serving_threads: false,
+            app,
+            requires,
         })
     }
 
@@ -198,7 +222,16 @@ impl Probe for PairRatio {
         vec![plan.under_test.server.clone(), plan.control.server.clone()]
     }
 
+    fn app(plan: &PairRatioPlan) -> Option<String> {
+        plan.app.clone()
+    }
+
+    fn requires(plan: &PairRatioPlan) -> Vec<crate::probe::gil::Requirement> {
+        plan.requires.clone()
+    }
+
     async fn measure(plan: &PairRatioPlan, ctx: &mut ProbeCtx<'_>) -> Result<PairRatioRun, Stop> {
+        super::require_installed(&ctx.python.python, &plan.requires)?;
         // Both waits overlap the servers' boot: the witness's self-check
         // (about 30 ms of spinning, once per process) and, where the kernel
         // keeps no per-thread accounting, the capacity control's start.

@@ -125,6 +125,13 @@ pub struct Rules {
     pub library_threads: bool,
     /// Asleep when the group's P is under this.
     pub asleep_below: Option<f64>,
+    /// Asleep, too, when the serving threads' P is under `asleep_below` and
+    /// the group's time on a CPU over the pair is under this share of the
+    /// holding control's (which computes throughout, in the same minutes):
+    /// on a loaded machine a sleeping view's few wake-ups queue for a core,
+    /// which lifts the group's P but not its CPU time.
+    #[serde(default)]
+    pub asleep_on_cpu_share: Option<f64>,
 }
 
 impl Rules {
@@ -151,6 +158,7 @@ impl Rules {
             // The fixture's work always computes (its digest is checked); a
             // pair that slept is read by the turns rules.
             asleep_below: None,
+            asleep_on_cpu_share: None,
         })
     }
 
@@ -230,6 +238,17 @@ fn proves(view: Option<f64>, control: Option<f64>) -> bool {
 pub fn rule(view: &Medians, control: &Medians, rules: &Rules) -> Ruling {
     if let (Some(below), Some(g)) = (rules.asleep_below, view.group) {
         if g < below {
+            return Ruling::Asleep;
+        }
+    }
+    if let (Some(share), Some(v), Some(c)) = (
+        rules.asleep_on_cpu_share,
+        view.group_on_cpu,
+        control.group_on_cpu,
+    ) {
+        // The serving threads themselves must read asleep too.
+        let serving_asleep = rules.asleep_below.is_some_and(|b| view.serving < b);
+        if serving_asleep && c > 0.0 && v < share * c {
             return Ruling::Asleep;
         }
     }
@@ -443,6 +462,21 @@ mod tests {
             }
         }
         None
+    }
+
+    #[test]
+    fn a_pair_whose_threads_barely_ran_against_a_computing_control_is_asleep() {
+        let advise = crate::advise::pair::rules();
+        let with =
+            |group: f64, group_on_cpu: f64| Medians::every(0.1, 1.2, group, 0.005, group_on_cpu);
+        let control = Medians::every(1.2, 2.0, 1.44, 0.37, 0.4);
+        // Group P 0.62 (wake-ups queued on a loaded machine), yet 2% of a
+        // CPU against the control's 40%: asleep.
+        assert_eq!(rule(&with(0.62, 0.02), &control, &advise), Ruling::Asleep);
+        // The twin: a view on a CPU as much as the control is not asleep.
+        assert_ne!(rule(&with(0.62, 0.35), &control, &advise), Ruling::Asleep);
+        // And a gate's rules never ask.
+        assert_ne!(rule(&with(0.62, 0.02), &control, &e19()), Ruling::Asleep);
     }
 
     #[test]

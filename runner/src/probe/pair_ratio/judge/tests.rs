@@ -28,6 +28,8 @@ fn plan(under_path: &str, control_path: &str) -> PairRatioPlan {
         serialised_at_most: None,
         free_core_trials: 5,
         infer_serving_threads: false,
+        app: None,
+        requires: Vec::new(),
     }
 }
 

@@ -1,0 +1,225 @@
+//! ASGI end to end: the ASGI rows on every ASGI profile, each with a twin
+//! that must fail; the app's interface found by importing it, and a
+//! mismatch refused before any server starts; advise's two ASGI kinds.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{edited, gate_json, json_run, root, runner};
+
+const ASGI_PROFILES: [&str; 3] = ["uvicorn", "hypercorn", "granian-asgi"];
+
+#[test]
+fn the_asgi_servers_are_ready_and_speak_asgi() {
+    let out = runner()
+        .arg("servers")
+        .args(ASGI_PROFILES)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    for name in ASGI_PROFILES {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("{name} not listed:\n{stdout}"));
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(cols[1], "yes", "{line}");
+        assert!(cols.contains(&"asgi"), "{line}");
+    }
+    // The twin: a WSGI server says wsgi.
+    let out = runner().args(["servers", "granian"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("granian ") && l.contains(" wsgi ")),
+        "{stdout}"
+    );
+}
+
+fn rows_pass_on(server: &str) {
+    let run = gate_json(&["E19-asgi", "ASGI-loop", "--server", server]);
+    for r in run.report["results"].as_array().unwrap() {
+        assert_eq!(r["verdict"], "pass", "{server}: {}", r["reason"]);
+        assert_eq!(r["profile"], server);
+    }
+    assert_eq!(run.code, 0);
+    let e19 = &run.report["results"][0]["figures"];
+    common::JsonRun::assert_pair_figures(e19, true);
+    run.assert_no_survivors();
+}
+
+fn twins_fail_on(server: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    // A threadpool of one: the releasing def view waits for the pool, so
+    // the pair serialises. This is also the proof the threads knob (anyio's
+    // limiter, set by the wrapper) reaches the app on this server.
+    let one = edited(
+        "E19-asgi",
+        dir.path(),
+        "E19-asgi-pool-of-one.yaml",
+        &[("server:\n  threads: 2", "server:\n  threads: 1")],
+    );
+    // The mode under test blocks the loop instead of awaiting.
+    let blocks = edited(
+        "ASGI-loop",
+        dir.path(),
+        "ASGI-loop-blocks.yaml",
+        &[(
+            "          ASGIAPP_SLOW: await",
+            "          ASGIAPP_SLOW: loop\n          ASGIAPP_TWIN: \"1\"",
+        )],
+    );
+    let run = gate_json(&[
+        one.to_str().unwrap(),
+        blocks.to_str().unwrap(),
+        "--server",
+        server,
+    ]);
+    for r in run.report["results"].as_array().unwrap() {
+        assert_eq!(r["verdict"], "fail", "{server}: {}", r["reason"]);
+    }
+    assert_eq!(run.code, 1);
+    run.assert_no_survivors();
+}
+
+#[test]
+fn asgi_rows_pass_on_uvicorn() {
+    rows_pass_on("uvicorn");
+}
+
+#[test]
+fn asgi_rows_pass_on_hypercorn() {
+    rows_pass_on("hypercorn");
+}
+
+#[test]
+fn asgi_rows_pass_on_granian_asgi() {
+    rows_pass_on("granian-asgi");
+}
+
+#[test]
+fn asgi_twins_fail_on_uvicorn() {
+    twins_fail_on("uvicorn");
+}
+
+#[test]
+fn asgi_twins_fail_on_hypercorn() {
+    twins_fail_on("hypercorn");
+}
+
+#[test]
+fn asgi_twins_fail_on_granian_asgi() {
+    twins_fail_on("granian-asgi");
+}
+
+#[test]
+fn an_asgi_row_needs_no_server_flag_and_a_wsgi_server_is_refused() {
+    // No --server: the row's app is found to be ASGI and served on uvicorn.
+    let run = gate_json(&["ASGI-loop"]);
+    assert_eq!(run.verdict(), "pass", "{}", run.reason());
+    assert_eq!(run.result()["profile"], "uvicorn");
+    // The twin: a WSGI server asked for by name is refused before anything
+    // starts, naming the ASGI profiles.
+    let started = Instant::now();
+    let out = runner()
+        .args(["gate", "ASGI-loop", "--server", "granian"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("is an ASGI app"), "{stderr}");
+    assert!(stderr.contains("--server uvicorn"), "{stderr}");
+    assert!(!stderr.contains("server ready"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(60));
+}
+
+#[test]
+fn the_interface_is_found_and_a_mismatch_refused_before_anything_starts() {
+    // A WSGI app on an ASGI-only profile: exit 2, no server started.
+    let libapp = root().join("fixtures/libapp");
+    let out = runner()
+        .args(["sweep", "--app", "app:app", "--app-dir"])
+        .arg(&libapp)
+        .args(["--server", "uvicorn", "--path", "/x", "--threads", "1"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("is a WSGI app"), "{stderr}");
+    assert!(stderr.contains("uvicorn speaks ASGI only"), "{stderr}");
+    assert!(stderr.contains("--server granian"), "{stderr}");
+    assert!(!stderr.contains("starting the server"), "{stderr}");
+    // The twin: the ASGI fixture with no --server is found ASGI and served
+    // on uvicorn, and answers.
+    let asgiapp = root().join("fixtures/asgiapp");
+    let sweep = |extra: &[&str]| {
+        runner()
+            .args(["sweep", "--app", "app:app", "--app-dir"])
+            .arg(&asgiapp)
+            .args([
+                "--path",
+                "/pid",
+                "--threads",
+                "1",
+                "--duration",
+                "300ms",
+                "--warmup",
+                "100ms",
+                "--json",
+            ])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = sweep(&[]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["server"], "uvicorn", "{stderr}");
+    assert!(stderr.contains("ASGI"), "{stderr}");
+    // --interface overrides the import: told WSGI, it is served on granian
+    // as WSGI, and every request fails (the sweep says so, exit 2).
+    let out = sweep(&["--interface", "wsgi"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["server"], "granian");
+    assert_eq!(out.status.code(), Some(2));
+}
+
+fn advise(path: &str) -> common::JsonRun {
+    let asgiapp = root().join("fixtures/asgiapp");
+    let out = runner()
+        .args(["advise", "--app", "app:app", "--app-dir"])
+        .arg(&asgiapp)
+        .args(["--path", path, "--json"])
+        .output()
+        .unwrap();
+    json_run(out)
+}
+
+#[test]
+fn advise_says_loop_for_an_awaiting_view_and_to_thread_for_a_blocking_one() {
+    let awaits = advise("/slow?ms=100");
+    assert_eq!(awaits.code, 0, "{}", awaits.stderr);
+    assert_eq!(awaits.report["advice"]["kind"], "loop", "{}", awaits.report);
+    assert_eq!(awaits.report["server"], "uvicorn");
+    assert_eq!(awaits.report["placement"]["place"], "loop-awaits");
+    // The twin: the same wait, blocking the loop (time.sleep in an async
+    // view), must not read as loop: to-thread, and moved to a thread it
+    // waits.
+    let blocks = advise("/slow?ms=100&on=loop");
+    assert_eq!(blocks.code, 0, "{}", blocks.stderr);
+    assert_eq!(
+        blocks.report["advice"]["kind"], "to-thread",
+        "{}",
+        blocks.report
+    );
+    assert_eq!(
+        blocks.report["advice"]["then"], "waits",
+        "{}",
+        blocks.report
+    );
+    assert_eq!(blocks.report["placement"]["place"], "loop-blocks");
+}
