@@ -140,6 +140,15 @@ pub fn group_members(pgrp: i32) -> Vec<i32> {
     os::group_members(pgrp).unwrap_or_default()
 }
 
+/// Every task of `pids` and its on-CPU ns now: two readings give the tasks
+/// that ran between them ([`reduce::tasks_that_ran`]).
+pub fn on_cpu_now(pids: &[i32]) -> reduce::OnCpuNs {
+    os::open_tasks(pids)
+        .iter()
+        .filter_map(|t| Some(((t.pid, t.tid), t.on_cpu_ns()?)))
+        .collect()
+}
+
 /// A pair being read: on-CPU times and host idle taken, the sampler running.
 pub struct PairSampler {
     started: Instant,
@@ -420,5 +429,61 @@ mod on_this_machine {
         assert!(on(spinner) > 1_000_000, "{spinner:?}");
         assert!(on(sleeper) < 2_000_000, "{sleeper:?}");
         assert!(record.host_idle_ns.is_some());
+    }
+
+    /// The warm-up's count of tasks that ran, read here: a spinning thread
+    /// of ours is one; its twin, a parked thread, is not.
+    #[test]
+    fn a_spinning_thread_is_a_task_that_ran() {
+        let me = std::process::id() as i32;
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut tids = Vec::new();
+        let mut handles = Vec::new();
+        for spin in [true, false] {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let flag = Arc::clone(&stop);
+            handles.push(std::thread::spawn(move || {
+                let _ = tx.send(os::current_tid());
+                while !flag.load(Ordering::Relaxed) {
+                    if spin {
+                        std::hint::spin_loop();
+                    } else {
+                        std::thread::park();
+                    }
+                }
+            }));
+            tids.push(rx.recv().unwrap().unwrap());
+        }
+        let only = |m: &reduce::OnCpuNs, tid: i32| -> reduce::OnCpuNs {
+            m.iter()
+                .filter(|(k, _)| k.1 == tid)
+                .map(|(k, v)| (*k, *v))
+                .collect()
+        };
+        // The parked thread runs on after sending its id until it parks:
+        // the first reading waits (at most 1 s) until it reads asleep.
+        let parked_task = os::open_tasks(&[me])
+            .into_iter()
+            .find(|t| t.tid == tids[1])
+            .unwrap();
+        let asleep_by = Instant::now() + Duration::from_secs(1);
+        while parked_task.runnable() != Some(false) && Instant::now() < asleep_by {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let before = on_cpu_now(&[me]);
+        std::thread::sleep(Duration::from_millis(100));
+        let after = on_cpu_now(&[me]);
+        stop.store(true, Ordering::Relaxed);
+        handles.iter().for_each(|h| h.thread().unpark());
+        handles.into_iter().for_each(|h| h.join().unwrap());
+        let (spinner, parked) = (tids[0], tids[1]);
+        assert_eq!(
+            reduce::tasks_that_ran(&only(&before, spinner), &only(&after, spinner)),
+            1
+        );
+        assert_eq!(
+            reduce::tasks_that_ran(&only(&before, parked), &only(&after, parked)),
+            0
+        );
     }
 }

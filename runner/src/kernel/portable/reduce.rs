@@ -137,6 +137,20 @@ pub fn unconvoyed_third(delta: &GroupDelta, w: &Witness) -> Option<f64> {
     Some(runnable as f64 / w.wall_ns as f64)
 }
 
+/// On-CPU ns per (pid, tid) at one moment ([`super::on_cpu_now`]).
+pub type OnCpuNs = std::collections::BTreeMap<(i32, i32), u64>;
+
+/// The tasks that ran between two readings of on-CPU time: those whose
+/// time grew, or that appeared with some (a task that started and ran in
+/// between). What the accounting's "on-CPU delta > 0" counts, from the one
+/// figure the portable reading has exactly.
+pub fn tasks_that_ran(before: &OnCpuNs, after: &OnCpuNs) -> usize {
+    after
+        .iter()
+        .filter(|(task, &now)| now > before.get(task).copied().unwrap_or(0))
+        .count()
+}
+
 /// Why a pair has no portable reading.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -470,6 +484,24 @@ mod tests {
         assert_eq!(together(&short, &[1, 2]), None);
         // Twin: read in full, about all rounds together.
         assert!(together(&r, &[1, 2]).unwrap() > 0.9);
+    }
+
+    #[test]
+    fn a_task_ran_when_its_on_cpu_time_grew() {
+        let before: OnCpuNs = [((100, 1), 5 * MS), ((100, 2), 7 * MS), ((100, 3), 0)].into();
+        // 1 ran, 2 did not, 3 ran from zero, 4 started and ran, 5 started
+        // and never ran; a task gone since is not counted.
+        let after: OnCpuNs = [
+            ((100, 1), 6 * MS),
+            ((100, 2), 7 * MS),
+            ((100, 3), 1),
+            ((100, 4), MS),
+            ((100, 5), 0),
+        ]
+        .into();
+        assert_eq!(tasks_that_ran(&before, &after), 3);
+        // Twin: nothing moved, nothing ran.
+        assert_eq!(tasks_that_ran(&before, &before), 0);
     }
 
     #[test]
