@@ -50,7 +50,7 @@ pub const GIL_ON_CPU_AT_MOST: f64 = 1.1;
 pub const NEVER_TURNS_AT: f64 = 1.5;
 
 /// The serving threads runnable at once in at most this share of the
-/// portable reading's samples: they took turns (a lock's waiter sleeps
+/// run-state samples (taken beside either reading): they took turns (a lock's waiter sleeps
 /// while its holder runs or waits for a core). Two threads computing at
 /// once read 0.8-1.0 with or without a free core; the holding control,
 /// whose waiter wakes every 5 ms to ask for the GIL, about 0.1-0.3.
@@ -66,7 +66,7 @@ pub struct Medians {
     /// Σ on-CPU over wall, the serving threads' and the group's.
     pub on_cpu: Option<f64>,
     pub group_on_cpu: Option<f64>,
-    /// The portable reading's share of samples with both serving threads
+    /// The run-state samples' share with both serving threads
     /// runnable at once, and its unconvoyed P by the other tasks alone.
     pub together: Option<f64>,
     pub unconvoyed_third: Option<f64>,
@@ -288,7 +288,7 @@ pub fn rule(view: &Medians, control: &Medians, rules: &Rules) -> Ruling {
     if rules.turns_at_most.is_some_and(|t| view.unconvoyed <= t) {
         return Ruling::TookTurns;
     }
-    // The portable reading's order: the serving threads were hardly ever
+    // The samples' order: the serving threads were hardly ever
     // runnable at once, so neither's sleep was a convoy behind the other
     // waiting for a core; only a third task's core wait is left to explain.
     if let (Some(t), Some(u)) = (view.together, view.unconvoyed_third) {
