@@ -39,15 +39,31 @@ fn the_asgi_servers_are_ready_and_speak_asgi() {
     );
 }
 
+/// Every ASGI row, in one gate: E19 on the threadpool (the bare fixture
+/// and FastAPI), the event-loop claim, and E15 across spawned workers.
+const ASGI_ROWS: [&str; 4] = ["E19-asgi", "E19-fastapi", "ASGI-loop", "E15-asgi"];
+
 fn rows_pass_on(server: &str) {
-    let run = gate_json(&["E19-asgi", "ASGI-loop", "--server", server]);
-    for r in run.report["results"].as_array().unwrap() {
-        assert_eq!(r["verdict"], "pass", "{server}: {}", r["reason"]);
+    let mut args = ASGI_ROWS.to_vec();
+    args.extend(["--server", server]);
+    let run = gate_json(&args);
+    let results = run.report["results"].as_array().unwrap();
+    assert_eq!(results.len(), ASGI_ROWS.len(), "{}", run.report);
+    for r in results {
+        assert_eq!(
+            r["verdict"], "pass",
+            "{server} {}: {}",
+            r["row"]["id"], r["reason"]
+        );
         assert_eq!(r["profile"], server);
     }
     assert_eq!(run.code, 0);
-    let e19 = &run.report["results"][0]["figures"];
-    common::JsonRun::assert_pair_figures(e19, true);
+    for e19 in &results[..2] {
+        common::JsonRun::assert_pair_figures(&e19["figures"], true);
+    }
+    let e15 = &results[3]["figures"];
+    assert_eq!(e15["workers"].as_array().unwrap().len(), 2, "{e15}");
+    common::JsonRun::assert_pair_figures(&e15["pair_ratio"], true);
     run.assert_no_survivors();
 }
 
@@ -72,15 +88,47 @@ fn twins_fail_on(server: &str) {
             "          ASGIAPP_SLOW: loop\n          ASGIAPP_TWIN: \"1\"",
         )],
     );
-    let run = gate_json(&[
-        one.to_str().unwrap(),
-        blocks.to_str().unwrap(),
-        "--server",
-        server,
-    ]);
-    for r in run.report["results"].as_array().unwrap() {
-        assert_eq!(r["verdict"], "fail", "{server}: {}", r["reason"]);
+    let fastapi_one = edited(
+        "E19-fastapi",
+        dir.path(),
+        "E19-fastapi-pool-of-one.yaml",
+        &[("server:\n  threads: 2", "server:\n  threads: 1")],
+    );
+    // The mode under test runs on one worker with one thread: the pair
+    // takes turns in one process, and must fail, though the census (on the
+    // row's two workers) passes. (The control's one worker with two
+    // threads would be the same measurement twice, which the row refuses.)
+    let one_worker = edited(
+        "E15-asgi",
+        dir.path(),
+        "E15-asgi-one-worker.yaml",
+        &[(
+            "        role: under-test\n        path: /work?mode=hold\n",
+            "        role: under-test\n        path: /work?mode=hold\n        server:\n          workers: 1\n          threads: 1\n",
+        )],
+    );
+    let rows = [&one, &fastapi_one, &blocks, &one_worker];
+    let mut args: Vec<&str> = rows.iter().map(|p| p.to_str().unwrap()).collect();
+    args.extend(["--server", server]);
+    let run = gate_json(&args);
+    let results = run.report["results"].as_array().unwrap();
+    assert_eq!(results.len(), rows.len(), "{}", run.report);
+    for r in results {
+        assert_eq!(
+            r["verdict"], "fail",
+            "{server} {}: {}",
+            r["row"]["id"], r["reason"]
+        );
     }
+    let e15 = &results[3];
+    assert_eq!(
+        e15["figures"]["workers"].as_array().unwrap().len(),
+        2,
+        "{e15}"
+    );
+    // The census passed: the fail is the pair's.
+    let reason = e15["reason"].as_str().unwrap();
+    assert!(reason.contains("runtime alive in each, stable"), "{reason}");
     assert_eq!(run.code, 1);
     run.assert_no_survivors();
 }
