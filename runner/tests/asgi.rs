@@ -106,15 +106,10 @@ fn twins_fail_on(server: &str) {
     let rows: Vec<&str> = rows.iter().map(|p| p.to_str().unwrap()).collect();
     let run = gate_each(&rows, server, "fail");
     let results = run.report["results"].as_array().unwrap();
-    let e15 = &results[3];
-    assert_eq!(
-        e15["figures"]["workers"].as_array().unwrap().len(),
-        2,
-        "{e15}"
-    );
-    // The census passed: the fail is the pair's.
-    let reason = e15["reason"].as_str().unwrap();
-    assert!(reason.contains("runtime alive in each, stable"), "{reason}");
+    // E15's fail is the pair's own: it read serialised, whatever the
+    // census saw (on uvicorn, twelve fresh connections one after another
+    // may all be accepted by one worker; the row's census then fails too).
+    common::JsonRun::assert_pair_figures(&results[3]["figures"]["pair_ratio"], false);
     assert_eq!(run.code, 1);
     run.assert_no_survivors();
 }
