@@ -123,6 +123,26 @@ fn a_control_that_does_not_separate_cannot_judge_even_when_the_claim_holds() {
     let (v, reason) = verdict(&p, &run(&p, 1.0, 1.0, 1.0, 15));
     assert_eq!(v, Verdict::CannotJudge);
     assert!(reason.contains("control did not separate"), "{reason}");
+    assert!(reason.contains("check that the control route"), "{reason}");
+}
+
+#[test]
+fn a_control_that_does_not_separate_on_a_busy_machine_names_the_machine() {
+    // The twin: the same figures with 4 of 15 trials queued for a core
+    // point at the machine, not at the control route.
+    let p = plan("/work?mode=release", "/work?mode=hold");
+    let mut r = run(&p, 1.0, 1.0, 1.0, 15);
+    for t in &mut r.capacity[..4] {
+        t.pair_ms = t.single_ms * 2.0;
+    }
+    let (v, reason) = verdict(&p, &r);
+    assert_eq!(v, Verdict::CannotJudge);
+    assert!(reason.contains("control did not separate"), "{reason}");
+    assert!(
+        reason.contains("only 11 of 15 trials had a free core"),
+        "{reason}"
+    );
+    assert!(!reason.contains("check that the control route"), "{reason}");
 }
 
 #[test]
