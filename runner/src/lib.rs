@@ -5,6 +5,7 @@
 //! CLI (`runner/tests/layers.rs` holds every module to its layer).
 
 pub mod advise;
+pub mod console;
 pub mod digest;
 pub mod exit;
 pub mod gate;

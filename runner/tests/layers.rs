@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 /// Lowest first. A module matches its longest listed prefix.
 const LAYERS: &[&[&str]] = &[
     // Leaves: hashing the fixture's work, request fields, statistics, words.
-    &["digest", "request", "stats", "text"],
+    &["console", "digest", "request", "stats", "text"],
     // The machine: processes, signals, the lock, the venv, limits.
     &["host"],
     // One measuring session: the project, the lock, Python, signals.

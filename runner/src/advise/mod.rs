@@ -19,6 +19,7 @@
 //! code never prints; `render` and the command do.
 
 pub mod call;
+pub mod command;
 pub mod headroom;
 pub mod pair;
 pub mod placement;

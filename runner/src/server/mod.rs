@@ -4,6 +4,7 @@
 //! failure, and stopped (whole process group) when dropped.
 
 pub mod asgi;
+pub mod choose;
 pub mod interface;
 pub mod logdrain;
 pub mod loopback;

@@ -11,8 +11,10 @@
 //! routes are interleaved setting by setting, so drift in the machine lands
 //! on every route alike.
 
+pub mod command;
 pub mod cpu;
 pub mod export;
+pub mod load_once;
 pub mod request;
 pub mod row;
 pub mod table;
