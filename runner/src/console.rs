@@ -14,6 +14,12 @@ pub trait Console {
     /// The stream of progress and notes (stderr).
     fn notes(&self) -> Box<dyn Write>;
 
+    /// Whether the notes go to a terminal (a live progress line is
+    /// redrawn in place there; plain lines otherwise).
+    fn live(&self) -> bool {
+        false
+    }
+
     /// Writes `text` as it is to the answer's stream.
     fn print(&self, text: &str) {
         let mut out = self.answer();

@@ -5,6 +5,9 @@
 //! (`advise/headroom.rs` and `advise/request.rs`). The layers, lowest first,
 //! are declared here; a unit is a top module.
 //!
+//! No engine file prints or takes the process's stdout or stderr: it
+//! writes to the `Console` the binary hands it.
+//!
 //! Imports are read from the whole source (`crate::` and `super::` paths,
 //! grouped ones like `use crate::{a::x, b::y}` expanded); only test modules
 //! are left out: a `#[cfg(test)] mod NAME { ... }` block, or the file a
@@ -226,6 +229,28 @@ fn imports(me: &[String], source: &str) -> Vec<Vec<String>> {
     out
 }
 
+/// The lines of `code` that print or take the process's own streams (the
+/// engine writes only to the `Console` the binary hands it); comments
+/// aside.
+fn prints(code: &str) -> impl Iterator<Item = &str> {
+    const PRINTING: [&str; 7] = [
+        "print!(",
+        "println!(",
+        "eprint!(",
+        "eprintln!(",
+        "dbg!(",
+        "stdout()",
+        "stderr()",
+    ];
+    code.lines().filter(|line| {
+        let code = line.find("//").map_or(*line, |i| &line[..i]);
+        PRINTING.iter().any(|p| {
+            code.match_indices(p)
+                .any(|(at, _)| !code[..at].ends_with(|c: char| is_ident(c)))
+        })
+    })
+}
+
 /// Every cycle in `edges`, once per edge on it, as a message.
 fn circles(edges: &BTreeMap<String, BTreeSet<String>>, what: &str) -> Vec<String> {
     let mut problems = Vec::new();
@@ -284,6 +309,12 @@ fn check(files: &[(PathBuf, String)]) -> Vec<String> {
                 problems.push(format!("{}: mentions clap: {line}", rel.display()));
             }
         }
+        problems.extend(prints(&without_test_blocks(source)).map(|line| {
+            format!(
+                "{}: prints (write to the Console it is given): {line}",
+                rel.display()
+            )
+        }));
         for path in imports(&me, source) {
             if path.first().map(String::as_str) == Some("cli") {
                 problems.push(format!(
@@ -388,6 +419,31 @@ fn an_upward_import_a_circle_and_clap_are_caught() {
     assert!(check(&cli)[0].contains("the CLI"));
     let clap = [file("kernel/noise.rs", "#[derive(clap::ValueEnum)]\n")];
     assert!(check(&clap)[0].contains("clap"));
+}
+
+#[test]
+fn an_engine_file_that_prints_is_caught() {
+    for code in [
+        "fn f() { println!(\"x\"); }\n",
+        "fn f() { eprint!(\"x\"); }\n",
+        "fn f() { let _ = std::io::stdout().lock(); }\n",
+        "fn f() -> Box<dyn Write> { Box::new(io::stderr()) }\n",
+    ] {
+        let printing = [file("sweep/x.rs", code)];
+        assert!(
+            check(&printing).iter().any(|p| p.contains("prints")),
+            "{code}: {:?}",
+            check(&printing)
+        );
+    }
+    // Its twin: writing to a console, a comment, a test module, and a
+    // name that merely ends so, pass.
+    let quiet = [file(
+        "sweep/x.rs",
+        "// println!(\"x\")\nfn f(c: &dyn Console) { c.note(\"x\"); writeln!(w, \"x\"); }\n\
+         fn g() { my_stdout(); }\n#[cfg(test)]\nmod tests { fn t() { println!(\"x\"); } }\n",
+    )];
+    assert!(check(&quiet).is_empty(), "{:?}", check(&quiet));
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! The binary's console: the engine's answer on stdout, its notes on
 //! stderr.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 use runner::console::Console;
 
@@ -15,5 +15,9 @@ impl Console for Std {
 
     fn notes(&self) -> Box<dyn Write> {
         Box::new(std::io::stderr())
+    }
+
+    fn live(&self) -> bool {
+        std::io::stderr().is_terminal()
     }
 }

@@ -127,7 +127,7 @@ pub async fn run(
                 .map_err(|e| (input.name)(&e))?;
         }
     }
-    let mut progress = Progress::new();
+    let mut progress = Progress::new(console);
     let mut settings = Vec::new();
     let mut emit = |e: SweepEvent<'_>| progress.event(&e);
     let work = super::run(session, &plan, &mut settings, &mut emit);

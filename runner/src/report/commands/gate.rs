@@ -59,7 +59,7 @@ pub async fn run(
 
     let pending = RefCell::new(None);
     let python_status = RefCell::new(None);
-    let terminal = RefCell::new(Terminal::new(console.answer()));
+    let terminal = RefCell::new(Terminal::new(console.answer(), console));
     let mut emit = |e: Event<'_>| {
         // With --json, stdout carries only the JSON document.
         if !(input.out.json && matches!(e, Event::GateFinished(_))) {

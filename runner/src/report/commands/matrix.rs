@@ -117,7 +117,7 @@ pub async fn run(
     let python_column = rows.iter().any(|r| r.servers().is_empty());
 
     // Per-gate tables go to the notes: the answer is the matrix only.
-    let terminal = RefCell::new(Terminal::new(console.notes()));
+    let terminal = RefCell::new(Terminal::new(console.notes(), console));
     let mut emit = |e: Event<'_>| terminal.borrow_mut().event(&e);
     let mut pending = None;
     let mut on_env = |env: &crate::host::pyenv::PythonEnv| {

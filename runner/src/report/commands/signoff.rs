@@ -67,7 +67,7 @@ pub async fn run(
         .collect();
 
     // With --json, the answer's stream carries only the JSON document.
-    let terminal = RefCell::new(Terminal::new(console.screen(input.report.json)));
+    let terminal = RefCell::new(Terminal::new(console.screen(input.report.json), console));
     let mut emit = |e: Event<'_>| terminal.borrow_mut().event(&e);
     let mut fingerprint = None;
     let mut on_env = |env: &crate::host::pyenv::PythonEnv| {
