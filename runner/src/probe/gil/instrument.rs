@@ -409,7 +409,7 @@ fn parse(stdout: &[u8], status: Option<std::process::ExitStatus>) -> RunOutcome 
     let text = String::from_utf8_lossy(stdout);
     let Some(line) = text.lines().rev().find(|l| !l.trim().is_empty()) else {
         return RunOutcome::Crashed {
-            status: status.map_or("no exit status".into(), |s| describe_status(s)),
+            status: status.map_or("no exit status".into(), describe_status),
         };
     };
     match serde_json::from_str::<InstrumentReport>(line) {
