@@ -13,10 +13,10 @@
 //! rows' pins; finding one costs no Python start.
 
 use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use fs4::FileExt;
 use sha2::{Digest, Sha256};
 
 use crate::console::Console;
@@ -67,10 +67,10 @@ pub fn every_row(
     std::fs::create_dir_all(&state).map_err(|e| format!("{}: {e}", state.display()))?;
     let lock_path = state.join("setup.lock");
     let lock = File::create(&lock_path).map_err(|e| format!("{}: {e}", lock_path.display()))?;
-    // SAFETY: flock on a descriptor we own; released when `lock` drops (or
-    // the process dies). Blocking: whoever holds it is installing, and each
-    // of its steps is bounded.
-    unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) };
+    // Released when `lock` drops (or the process dies). Blocking: whoever
+    // holds it is installing, and each of its steps is bounded. (fs4's, not
+    // std's `File::lock`: newer than 1.85.)
+    FileExt::lock(&lock).map_err(|e| format!("{}: {e}", lock_path.display()))?;
 
     let wanted = wanted(rows)?;
     let requirements = project.servers_dir().join("requirements.txt");
