@@ -17,7 +17,7 @@ use crate::session::Session;
 use crate::spec::Interface;
 
 /// What `runner advise` is asked.
-pub struct AdviseInput {
+pub struct AdviseCommand {
     pub request: AdviseRequest,
     /// Whether the server was named.
     pub server_given: bool,
@@ -30,7 +30,7 @@ pub struct AdviseInput {
 
 pub async fn run(
     session: &Session,
-    input: &AdviseInput,
+    input: &AdviseCommand,
     console: &dyn Console,
 ) -> Result<Finish, String> {
     let project = session.project();

@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use runner::advise::command::{self, AdviseInput};
+use runner::advise::command::{self, AdviseCommand};
 use runner::advise::request::{AdviseField, AdviseRequest};
 use runner::request::FieldError;
 use runner::server::choose::server_name;
@@ -77,7 +77,7 @@ fn advise_flag(e: &FieldError<AdviseField>) -> String {
 }
 
 pub async fn run(session: &Session, args: &AdviseArgs) -> Finish {
-    let input = AdviseInput {
+    let input = AdviseCommand {
         request: args.request(),
         server_given: args.server.is_some(),
         interface: args.app.interface,

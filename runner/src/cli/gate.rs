@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use runner::report::commands::gate::{self, GateInput};
+use runner::report::commands::gate::{self, GateCommand};
 use runner::session::Session;
 
 use super::args::{JsonArgs, RunArgs};
@@ -42,7 +42,7 @@ pub struct GateArgs {
 
 pub async fn run(session: &Session, args: &GateArgs) -> Finish {
     let input = match args.run.plan() {
-        Ok(run) => GateInput {
+        Ok(run) => GateCommand {
             rows: args.rows.clone(),
             server: args.server.clone(),
             out: args.out.out(),

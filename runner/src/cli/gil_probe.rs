@@ -3,7 +3,7 @@
 use clap::Args;
 
 use runner::host::limits::Limits;
-use runner::probe::gil::command::{self, GilProbeInput};
+use runner::probe::gil::command::{self, GilProbeCommand};
 use runner::session::Session;
 
 use super::args::JsonArgs;
@@ -70,7 +70,7 @@ pub struct GilProbeArgs {
 }
 
 pub async fn run(session: &Session, args: &GilProbeArgs) -> Finish {
-    let input = GilProbeInput {
+    let input = GilProbeCommand {
         call: args.call.clone(),
         args: args.args.clone(),
         setup: args.setup.clone(),

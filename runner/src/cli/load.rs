@@ -3,7 +3,7 @@
 use clap::Args;
 
 use runner::host::limits::Limits;
-use runner::sweep::load_once::{self, LoadInput};
+use runner::sweep::load_once::{self, LoadCommand};
 use runner::sweep::request::{DEFAULT_CONNECTIONS, DEFAULT_DURATION, DEFAULT_PATH};
 
 use super::args::{sweep_flag, JsonArgs};
@@ -48,7 +48,7 @@ pub struct LoadArgs {
 }
 
 pub async fn run(args: &LoadArgs) -> Finish {
-    let input = LoadInput {
+    let input = LoadCommand {
         addr: args.addr.clone(),
         path: args.path.clone(),
         no_digest: args.no_digest,

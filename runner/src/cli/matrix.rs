@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use runner::report::commands::matrix::{self, MatrixInput};
+use runner::report::commands::matrix::{self, MatrixCommand};
 use runner::session::Session;
 
 use super::args::{json_is_a_flag_now, JsonArgs, RunArgs};
@@ -61,7 +61,7 @@ pub async fn run(session: &Session, args: &MatrixArgs) -> Finish {
         .plan()
         .and_then(|run| json_is_a_flag_now(args.out.json, &args.rows).map(|()| run))
     {
-        Ok(run) => MatrixInput {
+        Ok(run) => MatrixCommand {
             rows: args.rows.clone(),
             servers: args.servers.clone(),
             markdown: args.markdown.clone(),

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use runner::report::commands::signoff::{self, SignoffInput};
+use runner::report::commands::signoff::{self, SignoffCommand};
 use runner::session::Session;
 
 use super::args::{JsonArgs, RunArgs};
@@ -40,7 +40,7 @@ pub struct SignoffArgs {
 
 pub async fn run(session: &Session, args: &SignoffArgs) -> Finish {
     let input = match args.run.plan() {
-        Ok(run) => SignoffInput {
+        Ok(run) => SignoffCommand {
             server: args.server.clone(),
             out: args.out.clone(),
             rows: args.rows.clone(),

@@ -4,7 +4,7 @@ use clap::{Args, ValueEnum};
 
 use runner::kernel::noise::Noise;
 use runner::session::Session;
-use runner::stress::command::{self, StressInput};
+use runner::stress::command::{self, StressCommand};
 use runner::verdict::Verdict;
 
 use super::args::{JsonArgs, RunArgs};
@@ -60,7 +60,7 @@ pub enum Expect {
 
 pub async fn run(session: &Session, args: &StressArgs) -> Finish {
     let input = match args.run.plan() {
-        Ok(run) => StressInput {
+        Ok(run) => StressCommand {
             row: args.row.clone(),
             runs: args.runs,
             server: args.server.clone(),

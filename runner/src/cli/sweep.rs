@@ -6,7 +6,7 @@ use clap::Args;
 
 use runner::server::choose::server_name;
 use runner::session::Session;
-use runner::sweep::command::{self, SweepInput};
+use runner::sweep::command::{self, SweepCommand};
 use runner::sweep::request::{
     SweepRequest, DEFAULT_CONNECTIONS, DEFAULT_DURATION, DEFAULT_PATH, DEFAULT_THREADS,
     DEFAULT_WARMUP,
@@ -120,7 +120,7 @@ pub async fn run(session: &Session, args: &SweepArgs) -> Finish {
     if let Err(e) = json_is_a_flag_now(args.out.json, args.row.iter()) {
         return unusable(&e);
     }
-    let input = SweepInput {
+    let input = SweepCommand {
         row: args.row.clone(),
         request: args.request(),
         server_given: args.server.is_some(),

@@ -14,7 +14,7 @@ use crate::session::Session;
 use crate::verdict::Verdict;
 
 /// What `runner stress` is asked.
-pub struct StressInput {
+pub struct StressCommand {
     /// The row: an id or a path to a row file.
     pub row: String,
     pub runs: u32,
@@ -27,7 +27,7 @@ pub struct StressInput {
     pub run: RunPlan,
 }
 
-impl StressInput {
+impl StressCommand {
     /// Checks what the flags' own parsers cannot.
     fn check(&self) -> Result<(), String> {
         self.out.check()?;
@@ -43,7 +43,7 @@ impl StressInput {
 
 pub async fn run(
     session: &Session,
-    input: &StressInput,
+    input: &StressCommand,
     console: &dyn Console,
 ) -> Result<Finish, String> {
     input.check()?;
@@ -107,7 +107,7 @@ mod tests {
 
     #[test]
     fn a_count_of_runs_out_of_range_is_refused_naming_the_flag() {
-        let input = |runs| StressInput {
+        let input = |runs| StressCommand {
             row: "E19".into(),
             runs,
             server: "granian".into(),

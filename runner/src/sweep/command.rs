@@ -24,7 +24,7 @@ use crate::session::Session;
 use crate::spec::Interface;
 
 /// What `runner sweep` is asked.
-pub struct SweepInput {
+pub struct SweepCommand {
     /// A sweep row to run (an id from specs/sweeps/ or a path), whose keys
     /// stand for `request`'s route and knobs.
     pub row: Option<String>,
@@ -42,7 +42,7 @@ pub struct SweepInput {
     pub name: fn(&FieldError<SweepField>) -> String,
 }
 
-impl SweepInput {
+impl SweepCommand {
     /// The request: with a row, the row's, with the server given and the
     /// machine wait of `request`.
     pub fn request(&self, row: Option<&SweepRow>) -> SweepRequest {
@@ -85,7 +85,7 @@ impl SweepInput {
 
 pub async fn run(
     session: &Session,
-    input: &SweepInput,
+    input: &SweepCommand,
     console: &dyn Console,
 ) -> Result<Finish, String> {
     let project = session.project();

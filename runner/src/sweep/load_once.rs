@@ -17,7 +17,7 @@ use crate::load::{self, route::Route, LoadPlan};
 use crate::request::FieldError;
 
 /// What `runner load` is asked.
-pub struct LoadInput {
+pub struct LoadCommand {
     /// IP:PORT, on loopback.
     pub addr: String,
     pub path: String,
@@ -32,7 +32,7 @@ pub struct LoadInput {
     pub name: fn(&FieldError<SweepField>) -> String,
 }
 
-impl LoadInput {
+impl LoadCommand {
     fn plan(&self) -> Result<LoadPlan, String> {
         let addr: SocketAddr = self
             .addr
@@ -62,7 +62,7 @@ impl LoadInput {
     }
 }
 
-pub async fn run(input: &LoadInput, console: &dyn Console) -> Result<Finish, String> {
+pub async fn run(input: &LoadCommand, console: &dyn Console) -> Result<Finish, String> {
     input.out.check()?;
     let plan = input.plan()?;
     let result = load::run(&plan, &mut |_| {}).await;

@@ -24,7 +24,7 @@ use crate::verdict::Verdict;
 
 /// What `runner gil-probe` is asked: the flags, as given.
 #[derive(Debug, Clone, Default)]
-pub struct GilProbeInput {
+pub struct GilProbeCommand {
     /// MODULE:FUNCTION, or none with a setup.
     pub call: Option<String>,
     /// Python literals: the call's arguments, or the setup's.
@@ -43,7 +43,7 @@ pub struct GilProbeInput {
     pub machine_wait_ms: u64,
 }
 
-impl GilProbeInput {
+impl GilProbeCommand {
     /// The block the input describes, as a row would write it.
     fn block(&self) -> Result<GilBlock, String> {
         match (&self.call, &self.setup) {
@@ -140,7 +140,7 @@ fn plan_flag(key: &str) -> &'static str {
 
 pub async fn run(
     session: &Session,
-    input: &GilProbeInput,
+    input: &GilProbeCommand,
     console: &dyn Console,
 ) -> Result<Finish, String> {
     input.out.check()?;
@@ -185,7 +185,7 @@ pub async fn run(
 
 /// One probe's report.
 fn one(
-    input: &GilProbeInput,
+    input: &GilProbeCommand,
     plan: &GilPlan,
     mut asked: Vec<Asked>,
     console: &dyn Console,
@@ -208,7 +208,7 @@ fn one(
 
 /// The stage table of the stages' probes.
 fn stages(
-    input: &GilProbeInput,
+    input: &GilProbeCommand,
     names: &[String],
     asked: &[Asked],
     console: &dyn Console,

@@ -21,7 +21,7 @@ use crate::spec::{Interface, Profile};
 use crate::verdict::Verdict;
 
 /// What `runner gate` is asked.
-pub struct GateInput {
+pub struct GateCommand {
     /// Row ids, paths, or `all`.
     pub rows: Vec<String>,
     /// The profile; by the row's app when none.
@@ -34,7 +34,7 @@ pub struct GateInput {
 
 pub async fn run(
     session: &Session,
-    input: &GateInput,
+    input: &GateCommand,
     console: &dyn Console,
 ) -> Result<Finish, String> {
     let project = session.project();
@@ -144,7 +144,7 @@ pub async fn run(
 /// interface. With no server asked for, that interface's default; with one
 /// that speaks the other, the run is refused before anything starts (a
 /// row of `all` is not applicable there instead).
-async fn jobs(session: &Session, input: &GateInput) -> Result<Vec<Job>, String> {
+async fn jobs(session: &Session, input: &GateCommand) -> Result<Vec<Job>, String> {
     let project = session.project();
     let server = input
         .server

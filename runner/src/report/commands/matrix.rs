@@ -23,7 +23,7 @@ use crate::server::status;
 use crate::session::Session;
 
 /// What `runner matrix` is asked.
-pub struct MatrixInput {
+pub struct MatrixCommand {
     /// Row ids, paths, or `all` (none: all).
     pub rows: Vec<String>,
     /// Server names or profile paths (none: every profile).
@@ -36,7 +36,7 @@ pub struct MatrixInput {
     pub run: RunPlan,
 }
 
-impl MatrixInput {
+impl MatrixCommand {
     fn check(&self) -> Result<(), String> {
         if self.servers.iter().any(|s| s.trim().is_empty()) {
             return Err("--servers: an empty name; give names or paths separated by commas".into());
@@ -63,7 +63,7 @@ impl MatrixInput {
 
 pub async fn run(
     session: &Session,
-    input: &MatrixInput,
+    input: &MatrixCommand,
     console: &dyn Console,
 ) -> Result<Finish, String> {
     input.check()?;
@@ -171,7 +171,7 @@ pub async fn run(
 /// its verdicts.
 fn finish(
     project: &Project,
-    input: &MatrixInput,
+    input: &MatrixCommand,
     matrix: &Matrix,
     interrupted: Option<i32>,
     console: &dyn Console,

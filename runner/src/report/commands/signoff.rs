@@ -22,7 +22,7 @@ use crate::session::Session;
 use crate::spec::Trials;
 
 /// What `runner signoff` is asked.
-pub struct SignoffInput {
+pub struct SignoffCommand {
     /// The server's name or profile path.
     pub server: String,
     /// The bundle's folder (default: .gates/signoff/SERVER-TIMESTAMP).
@@ -35,7 +35,7 @@ pub struct SignoffInput {
 
 pub async fn run(
     session: &Session,
-    input: &SignoffInput,
+    input: &SignoffCommand,
     console: &dyn Console,
 ) -> Result<Finish, String> {
     let project = session.project();
