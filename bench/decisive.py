@@ -7,7 +7,8 @@ Each cell is one case x noise x witness: `--runs N` fresh gates through
 must-pass case stands beside its must-fail twins:
 
 - E19: granian with two threads (pass); granian with one thread and the
-  fault server's `serialise` mode (fail);
+  fault server's `serialise` mode (fail); E19-asgi with a threadpool of two
+  (pass) and of one (fail);
 - E15: granian with two workers (pass); gunicorn `--preload` (the runtime
   does not survive the fork) and one worker (fail);
 - C5: granian with two threads (pass); the fault server's
@@ -113,6 +114,11 @@ def gate_cases(folder):
         ("E19", "granian, 2 threads", "E19", None, "pass"),
         ("E19:one-thread", "granian, 1 thread", edited_row(folder, "E19", "one-thread", [("  threads: 2", "  threads: 1")]), None, "fail"),
         ("E19:serialise", "faultserver serialise", "E19", fault_profile(folder, "serialise"), "fail"),
+        # `stress` serves on granian unless told (WSGI only): uvicorn, as
+        # `gate E19-asgi` picks.
+        ("E19-asgi", "uvicorn, threadpool of 2", "E19-asgi", "uvicorn", "pass"),
+        ("E19-asgi:one-thread", "uvicorn, threadpool of 1",
+         edited_row(folder, "E19-asgi", "one-thread", [("  threads: 2", "  threads: 1")]), "uvicorn", "fail"),
         ("E15", "granian, 2 workers", "E15", None, "pass"),
         ("E15:preload", "gunicorn --preload", edited_row(folder, "E15", "preload", [("  preload: false", "  preload: true")]), gunicorn_preload(folder), "fail"),
         ("C5", "granian, 2 threads", "C5", None, "pass"),

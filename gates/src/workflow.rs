@@ -1,7 +1,8 @@
 //! Checks on the GitHub Actions workflow (.github/workflows/gates.yml),
 //! which cannot run here: every command its steps run must be one README.md
 //! documents (so the README stays the truth about set-up and tests), and it
-//! must have the parts CI relies on (a Linux and a macOS arm64 job, Python
+//! must have the parts CI relies on (a Linux and a macOS arm64 job, a macOS
+//! job that lints and tests the portable witness's reader, Python
 //! 3.11, the venv cache, logs uploaded on failure, a conformance job per
 //! server that prepares only its server and runs `gate all` on it, and a
 //! job after them that merges their reports with `matrix --from`).
@@ -138,6 +139,21 @@ pub fn missing_parts(workflow: &str) -> Result<Vec<String>, String> {
     if !runs_on("macos-14") {
         missing.push("a macOS arm64 job (runs-on: macos-14)".to_string());
     }
+    if !jobs.iter().any(|j| {
+        let on_mac = j.get("runs-on").map(text).unwrap_or_default();
+        let commands = job_commands(j);
+        on_mac.contains("macos-14")
+            && commands.iter().any(|c| {
+                c.starts_with("cargo clippy")
+                    && c.contains("-p runner")
+                    && c.contains("-D warnings")
+            })
+            && commands.iter().any(|c| c == PORTABLE_TESTS)
+    }) {
+        missing.push(format!(
+            "a macOS arm64 job (runs-on: macos-14) that runs clippy on the runner and `{PORTABLE_TESTS}` (the portable witness's macOS reader)"
+        ));
+    }
     if !uses("actions/setup-python")
         .iter()
         .any(|s| text(s).contains("3.11"))
@@ -177,14 +193,7 @@ pub fn missing_parts(workflow: &str) -> Result<Vec<String>, String> {
             SERVERS.join(", ")
         )),
         Some(job) => {
-            let job_commands: Vec<String> = job
-                .get("steps")
-                .and_then(Value::as_sequence)
-                .into_iter()
-                .flatten()
-                .filter_map(|s| s.get("run").and_then(Value::as_str))
-                .flat_map(commands_in)
-                .collect();
+            let job_commands = job_commands(job);
             for (part, what) in [
                 (
                     "prepare --server",
@@ -203,20 +212,28 @@ pub fn missing_parts(workflow: &str) -> Result<Vec<String>, String> {
         }
     }
     let merges = jobs.iter().any(|j| {
-        j.get("needs").is_some()
-            && j.get("steps")
-                .and_then(Value::as_sequence)
-                .into_iter()
-                .flatten()
-                .filter_map(|s| s.get("run").and_then(Value::as_str))
-                .flat_map(commands_in)
-                .any(|c| c.contains("matrix --from"))
+        j.get("needs").is_some() && job_commands(j).iter().any(|c| c.contains("matrix --from"))
     });
     if !merges || !commands.iter().any(|c| c.contains("matrix --from")) {
         missing.push("a job after the conformance jobs (`needs:`) that merges their reports with `matrix --from`".into());
     }
     Ok(missing)
 }
+
+/// The commands one job's `run:` steps execute (see [`run_commands`]).
+fn job_commands(job: &Value) -> Vec<String> {
+    job.get("steps")
+        .and_then(Value::as_sequence)
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s.get("run").and_then(Value::as_str))
+        .flat_map(commands_in)
+        .collect()
+}
+
+/// The macOS job's test command: the portable witness's reader on the
+/// kernel it is written for, and the reduction's recorded samples.
+pub const PORTABLE_TESTS: &str = "cargo test -p runner --lib kernel::portable";
 
 /// The servers the conformance jobs must cover: the WSGI ones, and the
 /// ASGI ones the ASGI rows run on.

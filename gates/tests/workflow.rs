@@ -66,16 +66,38 @@ fn the_workflow_has_the_parts_ci_relies_on() {
 #[test]
 fn a_workflow_without_them_is_caught() {
     let workflow = read(".github/workflows/gates.yml");
-    let no_mac = workflow.replace("os: macos-14", "os: ubuntu-22.04");
+    let no_mac = workflow.replace("macos-14", "ubuntu-22.04");
     assert_eq!(
         missing_parts(&no_mac).unwrap(),
-        vec!["a macOS arm64 job (runs-on: macos-14)"]
+        vec!["a macOS arm64 job (runs-on: macos-14)", WITNESS_JOB]
     );
     let no_logs = workflow.replace("            .gates/logs\n", "");
     assert_eq!(missing_parts(&no_logs).unwrap().len(), 1);
     let old_python = workflow.replace("python-version: \"3.11\"", "python-version: \"3.9\"");
     assert_eq!(missing_parts(&old_python).unwrap().len(), 1);
     assert!(missing_parts("jobs: [").is_err());
+}
+
+const WITNESS_JOB: &str = "a macOS arm64 job (runs-on: macos-14) that runs clippy on the runner and `cargo test -p runner --lib kernel::portable` (the portable witness's macOS reader)";
+
+/// Twin of `the_workflow_has_the_parts_ci_relies_on` for the macOS witness
+/// job: without it, or with it on Linux, or with its tests left out, the
+/// check fails, while the macOS test job is still there.
+#[test]
+fn a_workflow_without_the_macos_witness_job_is_caught() {
+    let workflow = read(".github/workflows/gates.yml");
+    let start = workflow.find("  macos-witness:\n").unwrap();
+    let end = workflow.find("  conformance:\n").unwrap();
+    assert!(start < end);
+    let without = format!("{}{}", &workflow[..start], &workflow[end..]);
+    assert_eq!(missing_parts(&without).unwrap(), vec![WITNESS_JOB]);
+    let on_linux = workflow.replace("    runs-on: macos-14\n", "    runs-on: ubuntu-24.04\n");
+    assert_eq!(missing_parts(&on_linux).unwrap(), vec![WITNESS_JOB]);
+    let no_tests = workflow.replace(
+        "          cargo test -p runner --lib kernel::portable\n",
+        "",
+    );
+    assert_eq!(missing_parts(&no_tests).unwrap(), vec![WITNESS_JOB]);
 }
 
 #[test]

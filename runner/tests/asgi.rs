@@ -39,48 +39,77 @@ fn the_asgi_servers_are_ready_and_speak_asgi() {
     );
 }
 
-fn rows_pass_on(server: &str) {
-    let run = gate_json(&["E19-asgi", "ASGI-loop", "--server", server]);
-    for r in run.report["results"].as_array().unwrap() {
-        assert_eq!(r["verdict"], "pass", "{server}: {}", r["reason"]);
+/// Every ASGI row, in one gate: E19 on the threadpool (the bare fixture
+/// and FastAPI), the event-loop claim, and E15 across spawned workers.
+const ASGI_ROWS: [&str; 4] = ["E19-asgi", "E19-fastapi", "ASGI-loop", "E15-asgi"];
+
+/// `rows` in one gate on `server`, each with `verdict` on that server.
+fn gate_each(rows: &[&str], server: &str, verdict: &str) -> common::JsonRun {
+    let mut args = rows.to_vec();
+    args.extend(["--server", server]);
+    let run = gate_json(&args);
+    let results = run.report["results"].as_array().unwrap();
+    assert_eq!(results.len(), rows.len(), "{}", run.report);
+    for r in results {
+        let id = &r["row"]["id"];
+        assert_eq!(r["verdict"], verdict, "{server} {id}: {}", r["reason"]);
         assert_eq!(r["profile"], server);
     }
+    run
+}
+
+fn rows_pass_on(server: &str) {
+    let run = gate_each(&ASGI_ROWS, server, "pass");
+    let results = run.report["results"].as_array().unwrap();
     assert_eq!(run.code, 0);
-    let e19 = &run.report["results"][0]["figures"];
-    common::JsonRun::assert_pair_figures(e19, true);
+    for e19 in &results[..2] {
+        common::JsonRun::assert_pair_figures(&e19["figures"], true);
+    }
+    let e15 = &results[3]["figures"];
+    assert_eq!(e15["workers"].as_array().unwrap().len(), 2, "{e15}");
+    common::JsonRun::assert_pair_figures(&e15["pair_ratio"], true);
     run.assert_no_survivors();
 }
 
-fn twins_fail_on(server: &str) {
-    let dir = tempfile::tempdir().unwrap();
+/// The copy of `row` that must fail on every server, and the edit that
+/// makes it so.
+const TWINS: [(&str, &str, &str); 4] = [
     // A threadpool of one: the releasing def view waits for the pool, so
     // the pair serialises. This is also the proof the threads knob (anyio's
     // limiter, set by the wrapper) reaches the app on this server.
-    let one = edited(
-        "E19-asgi",
-        dir.path(),
-        "E19-asgi-pool-of-one.yaml",
-        &[("server:\n  threads: 2", "server:\n  threads: 1")],
-    );
+    ("E19-asgi", "server:\n  threads: 2", "server:\n  threads: 1"),
+    // The same on FastAPI's def endpoint.
+    ("E19-fastapi", "server:\n  threads: 2", "server:\n  threads: 1"),
     // The mode under test blocks the loop instead of awaiting.
-    let blocks = edited(
+    (
         "ASGI-loop",
-        dir.path(),
-        "ASGI-loop-blocks.yaml",
-        &[(
-            "          ASGIAPP_SLOW: await",
-            "          ASGIAPP_SLOW: loop\n          ASGIAPP_TWIN: \"1\"",
-        )],
-    );
-    let run = gate_json(&[
-        one.to_str().unwrap(),
-        blocks.to_str().unwrap(),
-        "--server",
-        server,
-    ]);
-    for r in run.report["results"].as_array().unwrap() {
-        assert_eq!(r["verdict"], "fail", "{server}: {}", r["reason"]);
-    }
+        "          ASGIAPP_SLOW: await",
+        "          ASGIAPP_SLOW: loop\n          ASGIAPP_TWIN: \"1\"",
+    ),
+    // The mode under test runs on one worker with one thread: the pair
+    // takes turns in one process, and must fail, though the census (on the
+    // row's two workers) passes. (The control's one worker with two
+    // threads would be the same measurement twice, which the row refuses.)
+    (
+        "E15-asgi",
+        "        role: under-test\n        path: /work?mode=hold\n",
+        "        role: under-test\n        path: /work?mode=hold\n        server:\n          workers: 1\n          threads: 1\n",
+    ),
+];
+
+fn twins_fail_on(server: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let rows: Vec<_> = TWINS
+        .iter()
+        .map(|(row, from, to)| edited(row, dir.path(), &format!("{row}-twin.yaml"), &[(from, to)]))
+        .collect();
+    let rows: Vec<&str> = rows.iter().map(|p| p.to_str().unwrap()).collect();
+    let run = gate_each(&rows, server, "fail");
+    let results = run.report["results"].as_array().unwrap();
+    // E15's fail is the pair's own: it read serialised, whatever the
+    // census saw (on uvicorn, twelve fresh connections one after another
+    // may all be accepted by one worker; the row's census then fails too).
+    common::JsonRun::assert_pair_figures(&results[3]["figures"]["pair_ratio"], false);
     assert_eq!(run.code, 1);
     run.assert_no_survivors();
 }

@@ -64,10 +64,15 @@ fn e19_fails_when_the_server_serialises_every_view_behind_one_lock() {
         );
     }
     if by_witness {
-        let p = figures["under_test"]["witness"]["unconvoyed"]["median"]
-            .as_f64()
-            .unwrap();
-        assert!(p <= 1.4, "releasing unconvoyed parallelism {p}");
+        // Took turns by the unconvoyed P, or (on a loaded machine, where a
+        // holder waiting for a core lifts it) by the samples' order: never
+        // runnable together, with no third task's core wait to explain it.
+        let w = &figures["under_test"]["witness"];
+        let median = |k: &str| w[k]["median"].as_f64();
+        let p = median("unconvoyed").unwrap();
+        let by_order = median("together").is_some_and(|t| t <= 0.2)
+            && median("unconvoyed_third").is_some_and(|u| u <= 1.4);
+        assert!(p <= 1.4 || by_order, "releasing witness {w}");
     }
     run.assert_no_survivors();
 }

@@ -5,10 +5,14 @@
 
 mod common;
 
+#[cfg(target_os = "linux")]
 use std::process::{Command, Stdio};
+#[cfg(target_os = "linux")]
 use std::time::{Duration, Instant};
 
-use common::{edited_row, root, runner};
+#[cfg(target_os = "linux")]
+use common::root;
+use common::{edited_row, runner};
 use predicates::prelude::PredicateBooleanExt;
 use predicates::str::contains;
 use serde_json::Value;

@@ -17,19 +17,17 @@
 //! So which thread did the work comes from the loop and the kernel, never
 //! from the app's source. Measuring never prints.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::host::limits::Limits;
+use super::pair::PairSpec;
 use crate::http::{self, Connection};
 use crate::kernel::schedstat::{self, Availability, Snapshot};
 use crate::server::asgi::LOOP_PROBE;
 use crate::server::pool::{PoolSpec, ServerPool};
-use crate::session::Session;
-use crate::spec::{Profile, ServerSettings};
+use crate::spec::ServerSettings;
 
 /// Trials (each one view and one probe).
 pub const TRIALS: usize = 5;
@@ -101,22 +99,10 @@ pub struct Placement {
     pub trials: Vec<PlacementTrial>,
 }
 
-/// What to measure.
-pub struct PlacementSpec<'a> {
-    pub profile: &'a Profile,
-    pub python: &'a Path,
-    pub app: &'a str,
-    pub app_dir: &'a Path,
-    pub logs_dir: &'a Path,
-    /// The session whose machine turn the placement takes.
-    pub session: &'a Session,
-    pub limits: Limits,
-    pub path: &'a str,
-    pub ready_path: Option<&'a str>,
-}
-
-/// Measures where the view runs (takes the machine lock).
-pub async fn measure(spec: &PlacementSpec<'_>) -> Placement {
+/// Measures where the view runs (takes the machine lock), on the server,
+/// app and view the pair questions use (`spec`'s fixture and offload do
+/// not apply here).
+pub async fn measure(spec: &PairSpec<'_>) -> Placement {
     let none = |reason: String, trials| Placement {
         place: None,
         headline: String::new(),
@@ -156,7 +142,7 @@ pub async fn measure(spec: &PlacementSpec<'_>) -> Placement {
 async fn run_trials(
     addr: std::net::SocketAddr,
     pgid: i32,
-    spec: &PlacementSpec<'_>,
+    spec: &PairSpec<'_>,
 ) -> Result<Vec<PlacementTrial>, String> {
     let timeout = spec.limits.request;
     let witnessed = matches!(schedstat::availability(), Availability::Available);

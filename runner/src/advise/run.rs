@@ -62,18 +62,7 @@ pub async fn advise(
     // question changes the answer; in the pool, as for WSGI.
     if profile.interface == Interface::Asgi && plan.call.is_none() {
         on(Question::Placement);
-        let placed = placement::measure(&placement::PlacementSpec {
-            profile,
-            python: &env.python,
-            app: &plan.headroom.app,
-            app_dir: &plan.headroom.app_dir,
-            logs_dir: &logs_dir,
-            session,
-            limits: plan.limits,
-            path: &plan.path,
-            ready_path: plan.headroom.ready.for_route(&plan.path),
-        })
-        .await;
+        let placed = placement::measure(&pair_spec(false)).await;
         if placed.place != Some(Place::Pool) {
             let why = match placed.place {
                 Some(Place::LoopAwaits) => {

@@ -49,8 +49,9 @@ pub struct PairsReading {
     /// The serving threads' on-CPU share of the wall (each thread's share,
     /// averaged): near 1 computing, near 0 asleep.
     pub on_cpu: Spread,
-    /// The portable reading only (`kernel/portable`): the share of samples
-    /// in which both serving threads were runnable at once ...
+    /// From the run state sampled beside either reading (`kernel/portable`):
+    /// the share of samples in which both serving threads were runnable at
+    /// once ...
     #[serde(skip_serializing_if = "Option::is_none")]
     pub together: Option<Spread>,
     /// ... and the unconvoyed P with only the group's *other* tasks' core

@@ -428,11 +428,14 @@ impl Availability {
 }
 
 /// How much CPU time each self-check thread spins.
+#[cfg(target_os = "linux")]
 const SELF_CHECK_SPIN: Duration = Duration::from_millis(10);
 /// The self-check gives up spinning after this much wall time (a machine
 /// so loaded that a thread gets no 10 ms of CPU in it reads as is).
+#[cfg(target_os = "linux")]
 const SELF_CHECK_DEADLINE: Duration = Duration::from_millis(500);
 /// The least run-queue time two threads sharing one CPU must show.
+#[cfg(target_os = "linux")]
 const SELF_CHECK_MIN_QUEUE: Duration = Duration::from_millis(1);
 
 /// The process's answer to [`availability`], fixed once.

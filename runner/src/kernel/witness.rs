@@ -82,8 +82,9 @@ pub struct Witness {
     /// last figures are lost, so P is then a lower bound).
     pub appeared: usize,
     pub vanished: usize,
-    /// Where the portable reading took the pair (`kernel/portable`): its
-    /// samples and the host's idle cores; None for the accounting's.
+    /// What the pair's sampled run state adds (`kernel/portable`): its
+    /// samples, the host's idle cores, the serving threads' share runnable
+    /// together. Both readings sample; None where no sampler ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sampled: Option<SampledFacts>,
 }

@@ -14,6 +14,18 @@ app in the environment:
                        view's blocking call were moved to ``asyncio.to_thread``
                        (advise measures whether that would scale)
 
+At lifespan startup (or on the first request of a loop whose server ran
+no lifespan) the wrapper also sets TCP_NODELAY on every bound, unconnected
+TCP socket the worker holds: the one it listens on, or will once its
+lifespan has started. Linux copies the option to each connection accepted
+from it.
+asyncio sets it itself only on sockets whose ``proto`` reads IPPROTO_TCP: a
+socket made with ``socket.socket(family)`` reads 0, which is what uvicorn
+binds in its parent with ``--workers`` and hands to each worker. Without
+it, a reply written in two sends (headers, then body) waits for the
+client's delayed ACK, about 40 ms, and a pair of requests across two
+workers reads as if they took turns.
+
 The limiter is set at lifespan startup, before the app's own startup runs,
 and again on the first request of a loop whose server ran no lifespan (the
 limiter is per event loop, so per worker). An app with its own lifespan gets
@@ -39,6 +51,8 @@ and the wrapper answers one route itself, on the loop, without the app:
 import asyncio
 import importlib
 import os
+import socket
+import stat
 import sys
 import threading
 
@@ -78,8 +92,56 @@ _states = {}
 _states_lock = threading.Lock()
 
 
+def _open_fds():
+    """This process's open file descriptors (Linux: /proc; else the low ones)."""
+    try:
+        return [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        return range(3, 256)
+
+
+def _is_unconnected_tcp(sock):
+    """A TCP socket bound to a port, with no peer: one a server listens on
+    or is about to (uvicorn's parent binds, each worker calls listen() only
+    after its lifespan startup)."""
+    if sock.family not in (socket.AF_INET, socket.AF_INET6) or sock.type != socket.SOCK_STREAM:
+        return False
+    if sock.getsockname()[1] == 0:
+        return False
+    try:
+        sock.getpeername()
+    except OSError:
+        return True
+    return False
+
+
+def _nodelay_listeners():
+    """TCP_NODELAY on every bound, unconnected TCP socket this process holds.
+
+    Returns how many it set. Each is reached through a duplicate of its
+    descriptor, so closing that leaves the server's socket open.
+    """
+    count = 0
+    for fd in _open_fds():
+        try:
+            if not stat.S_ISSOCK(os.fstat(fd).st_mode):
+                continue
+            sock = socket.socket(fileno=os.dup(fd))
+        except OSError:
+            continue
+        try:
+            if _is_unconnected_tcp(sock):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                count += 1
+        except OSError:
+            pass
+        finally:
+            sock.close()
+    return count
+
+
 def _configure():
-    """Sets the limiter and starts the ticker, once per running loop."""
+    """Sets the limiter and the listeners' TCP_NODELAY, once per running loop."""
     loop = asyncio.get_running_loop()
     with _states_lock:
         state = _states.get(id(loop))
@@ -87,6 +149,7 @@ def _configure():
             return state
         state = _LoopState()
         _states[id(loop)] = state
+    _nodelay_listeners()
     try:
         import anyio.to_thread
 

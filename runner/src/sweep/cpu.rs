@@ -55,7 +55,7 @@ pub fn close(window: Window, pgid: i32) -> Result<Option<ServerCpu>, String> {
     match window {
         Window::Accounting(before) => snapshot(pgid).map(|after| between(&before, &after)),
         Window::Sampled(sampler) => portable::reduce::reduce(&sampler.finish())
-            .map(|(delta, _)| from_delta(&delta))
+            .map(|delta| from_delta(&delta))
             .map_err(|why| format!("the portable witness has no reading of the window: {why:?}")),
     }
 }

@@ -9,8 +9,9 @@
 //! waits for two things, each witnessed rather than assumed:
 //!
 //! - **every thread reached**: the distinct `X-Thread-Id`s of the replies
-//!   where the app sends one; otherwise the kernel's accounting (schedstat)
-//!   of the server's process group: the tasks that ran during the warm-up,
+//!   where the app sends one; otherwise the run's scheduler witness of the
+//!   server's process group (the accounting's schedstat, or the portable
+//!   reading's on-CPU time, as the run takes it): the tasks that ran during the warm-up,
 //!   once their count stops growing (the runtime's own threads run too, so
 //!   this is a lower bar than the header; the settled rate below is what
 //!   closes it);
@@ -33,6 +34,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use tokio::time::Instant;
 
+use crate::kernel::portable::{self, Reading};
 use crate::kernel::schedstat::{self, Snapshot};
 use crate::load::outcome::{check, ErrorCounts, ErrorKind};
 use crate::load::route::Route;
@@ -75,6 +77,8 @@ pub enum ThreadWitness {
     XThreadId,
     /// Tasks of the server's group that ran (schedstat).
     Schedstat,
+    /// The same, from per-thread on-CPU time (the portable witness's).
+    OnCpu,
     /// Neither: no header and no kernel accounting.
     Unwitnessed,
 }
@@ -107,6 +111,7 @@ impl Warmup {
         let witness = match self.witness {
             ThreadWitness::XThreadId => "X-Thread-Id",
             ThreadWitness::Schedstat => "tasks that ran, schedstat",
+            ThreadWitness::OnCpu => "tasks that ran, on-CPU time",
             ThreadWitness::Unwitnessed => "unwitnessed",
         };
         format!(
@@ -120,6 +125,47 @@ impl Warmup {
                 "cut at the cap before it settled"
             }
         )
+    }
+}
+
+/// The first reading of the tasks that will have run, by the run's witness.
+enum TasksRan {
+    Accounting(Snapshot),
+    OnCpu(portable::reduce::OnCpuNs),
+}
+
+impl TasksRan {
+    /// None where the run has no witness (`--witness off`, or none here).
+    fn open(pgid: i32) -> Option<Self> {
+        match portable::reading().ok()? {
+            Reading::Accounting => Snapshot::of_group(pgid).ok().map(Self::Accounting),
+            Reading::Sampled => Some(Self::OnCpu(portable::on_cpu_now(&portable::group_members(
+                pgid,
+            )))),
+        }
+    }
+
+    /// The tasks of the group that ran since, and how they were counted.
+    fn ran_since(&self, pgid: i32) -> (ThreadWitness, u32) {
+        match self {
+            Self::Accounting(before) => {
+                let ran = Snapshot::of_group(pgid)
+                    .map(|after| {
+                        schedstat::delta(before, &after)
+                            .tasks
+                            .iter()
+                            .filter(|t| t.on_cpu_ns > 0)
+                            .count()
+                    })
+                    .unwrap_or_default();
+                (ThreadWitness::Schedstat, ran as u32)
+            }
+            Self::OnCpu(before) => {
+                let after = portable::on_cpu_now(&portable::group_members(pgid));
+                let ran = portable::reduce::tasks_that_ran(before, &after);
+                (ThreadWitness::OnCpu, ran as u32)
+            }
+        }
     }
 }
 
@@ -161,8 +207,7 @@ pub async fn run(plan: &WarmupPlan) -> Warmup {
     for _ in 0..plan.connections.max(1) {
         lanes.spawn(lane(plan.clone(), cap_at, shared.clone()));
     }
-    let kernel = schedstat::availability().reason().is_none();
-    let before = kernel.then(|| Snapshot::of_group(plan.pgid).ok()).flatten();
+    let before = TasksRan::open(plan.pgid);
     let mut rates: Vec<f64> = Vec::new();
     let mut reached_counts: Vec<u32> = Vec::new();
     let mut window_start = (start, 0u64);
@@ -195,19 +240,10 @@ pub async fn run(plan: &WarmupPlan) -> Warmup {
             .unwrap_or_default();
         (witness, reached) = if ids > 0 {
             (ThreadWitness::XThreadId, ids as u32)
-        } else if let Some(b) = &before {
-            let ran = Snapshot::of_group(plan.pgid)
-                .map(|a| {
-                    schedstat::delta(b, &a)
-                        .tasks
-                        .iter()
-                        .filter(|t| t.on_cpu_ns > 0)
-                        .count()
-                })
-                .unwrap_or_default();
-            (ThreadWitness::Schedstat, ran as u32)
         } else {
-            (ThreadWitness::Unwitnessed, 0)
+            before
+                .as_ref()
+                .map_or((ThreadWitness::Unwitnessed, 0), |b| b.ran_since(plan.pgid))
         };
         reached_counts.push(reached);
         let stable = witness == ThreadWitness::XThreadId

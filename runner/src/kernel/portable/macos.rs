@@ -9,22 +9,44 @@
 //!   CPU or waiting for one; waiting on a lock is `TH_STATE_WAITING`);
 //! - the host's idle ticks per CPU: `host_processor_info(PROCESSOR_CPU_LOAD_INFO)`.
 //!
+//! Why not `PROC_PIDLISTTHREADS` and `PROC_PIDTHREADINFO`: those list and
+//! take a thread's handle (its user-space TSD address), which no reply
+//! carries, so a reply's thread id could not be matched to its counters.
+//! The `...ID...` flavors return the same `proc_threadinfo`, keyed by the
+//! id the replies carry.
+//!
 //! Bindings are libc's (`proc_pidinfo`, `proc_threadinfo`,
-//! `host_processor_info`) and mach2's (the host and task ports, the
-//! buffer's release). The two flavors below are in `sys/proc_info.h` but
-//! not in libc, so they are written here.
+//! `host_processor_info`, `processor_cpu_load_info`, `TH_STATE_RUNNING`,
+//! `CPU_STATE_IDLE`; checked against libc 0.2.191) and mach2's (the host
+//! and task ports, the buffer's release: libc marks its own deprecated in
+//! favour of mach2). The type-check for macOS is `cargo check --target
+//! aarch64-apple-darwin -p runner`; the workflow's macOS job runs it for real.
 
 use std::io;
 use std::mem::{size_of, MaybeUninit};
+use std::sync::OnceLock;
 
 /// `sys/proc_info.h`: one thread's `proc_threadinfo`, by 64-bit thread id.
+/// Public in the SDK header, but libc binds only `PROC_PIDTHREADINFO` (5).
 const PROC_PIDTHREADID64INFO: libc::c_int = 15;
-/// `sys/proc_info.h`: a process's 64-bit thread ids.
+/// `sys/proc_info_private.h`: a process's 64-bit thread ids. Not in the
+/// public SDK header, so not in libc; the only listing keyed like the
+/// replies (see the module note). Should a macOS drop it, the listing is
+/// empty and the self-check reads the witness as unavailable.
 const PROC_PIDLISTTHREADIDS: libc::c_int = 28;
 /// The most threads listed per process.
 const THREADS_AT_MOST: usize = 1024;
-/// `CLK_TCK` ticks per second of `cpu_ticks`.
+/// Ticks per second of `cpu_ticks`: the kernel's `hz`, 100 on every macOS
+/// (neither libc nor mach2 names it; `sysconf(_SC_CLK_TCK)` says the same).
 const TICKS_PER_S: u64 = 100;
+
+/// The host port, taken once: every `mach_host_self()` adds a reference to
+/// the send right our task holds, so taking it per reading would leak.
+fn host_port() -> mach2::port::mach_port_t {
+    static HOST: OnceLock<mach2::port::mach_port_t> = OnceLock::new();
+    // SAFETY: no arguments; returns a send right to the host port.
+    *HOST.get_or_init(|| unsafe { mach2::mach_init::mach_host_self() })
+}
 
 /// One thread of a process.
 pub struct Task {
@@ -100,7 +122,7 @@ pub fn host_idle_ns() -> Option<u64> {
     // array of `words` integers, released below.
     let kr = unsafe {
         libc::host_processor_info(
-            mach2::mach_init::mach_host_self(),
+            host_port(),
             libc::PROCESSOR_CPU_LOAD_INFO,
             &mut cpus,
             &mut info,

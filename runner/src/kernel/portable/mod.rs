@@ -140,6 +140,15 @@ pub fn group_members(pgrp: i32) -> Vec<i32> {
     os::group_members(pgrp).unwrap_or_default()
 }
 
+/// Every task of `pids` and its on-CPU ns now: two readings give the tasks
+/// that ran between them ([`reduce::tasks_that_ran`]).
+pub fn on_cpu_now(pids: &[i32]) -> reduce::OnCpuNs {
+    os::open_tasks(pids)
+        .iter()
+        .filter_map(|t| Some(((t.pid, t.tid), t.on_cpu_ns()?)))
+        .collect()
+}
+
 /// A pair being read: on-CPU times and host idle taken, the sampler running.
 pub struct PairSampler {
     started: Instant,
@@ -376,41 +385,66 @@ fn self_check() -> Result<(), String> {
 mod on_this_machine {
     use super::*;
 
+    /// Two threads of this process: one spinning, one parked, until ended.
+    struct SpinnerAndParked {
+        spinner: i32,
+        parked: i32,
+        stop: Arc<AtomicBool>,
+        handles: Vec<std::thread::JoinHandle<()>>,
+    }
+
+    impl SpinnerAndParked {
+        fn start() -> Self {
+            let stop = Arc::new(AtomicBool::new(false));
+            let mut tids = Vec::new();
+            let mut handles = Vec::new();
+            for spin in [true, false] {
+                let (tx, rx) = std::sync::mpsc::channel();
+                let flag = Arc::clone(&stop);
+                handles.push(std::thread::spawn(move || {
+                    let _ = tx.send(os::current_tid());
+                    // The sleeper parks until told to end: a thread woken
+                    // mid-window would queue for a core on a loaded machine
+                    // (measured: 18 ms), and rightly read runnable.
+                    while !flag.load(Ordering::Relaxed) {
+                        if spin {
+                            std::hint::spin_loop();
+                        } else {
+                            std::thread::park();
+                        }
+                    }
+                }));
+                tids.push(rx.recv().unwrap().unwrap());
+            }
+            Self {
+                spinner: tids[0],
+                parked: tids[1],
+                stop,
+                handles,
+            }
+        }
+
+        fn end(self) {
+            self.stop.store(true, Ordering::Relaxed);
+            self.handles.iter().for_each(|h| h.thread().unpark());
+            self.handles.into_iter().for_each(|h| h.join().unwrap());
+        }
+    }
+
     /// The real readers: a spinning thread reads runnable and gains on-CPU
     /// time; its twin, a sleeping thread, reads asleep and gains none.
     #[test]
     fn a_spinner_reads_runnable_and_a_sleeper_asleep() {
         assert_eq!(self_check(), Ok(()));
         let me = std::process::id() as i32;
-        let stop = Arc::new(AtomicBool::new(false));
-        let mut tids = Vec::new();
-        let mut handles = Vec::new();
-        for spin in [true, false] {
-            let (tx, rx) = std::sync::mpsc::channel();
-            let flag = Arc::clone(&stop);
-            handles.push(std::thread::spawn(move || {
-                let _ = tx.send(os::current_tid());
-                // The sleeper parks until told to end: a thread woken
-                // mid-window would queue for a core on a loaded machine
-                // (measured: 18 ms), and rightly read runnable.
-                while !flag.load(Ordering::Relaxed) {
-                    if spin {
-                        std::hint::spin_loop();
-                    } else {
-                        std::thread::park();
-                    }
-                }
-            }));
-            tids.push(rx.recv().unwrap().unwrap());
-        }
+        let threads = SpinnerAndParked::start();
+        let tids = [threads.spinner, threads.parked];
         // 200 ms: on a machine loaded several times over (load average 15
         // on 2 cores here) the sampler and the spinner still get their share.
         let pair = PairSampler::start(&[me]);
         std::thread::sleep(Duration::from_millis(200));
         let record = pair.finish();
-        stop.store(true, Ordering::Relaxed);
-        handles.iter().for_each(|h| h.thread().unpark());
-        handles.into_iter().for_each(|h| h.join().unwrap());
+        threads.end();
         let find = |tid| record.tasks.iter().find(|t| t.tid == tid).unwrap();
         let (spinner, sleeper) = (find(tids[0]), find(tids[1]));
         assert!(record.rounds >= reduce::SAMPLES_AT_LEAST, "{record:?}");
@@ -420,5 +454,42 @@ mod on_this_machine {
         assert!(on(spinner) > 1_000_000, "{spinner:?}");
         assert!(on(sleeper) < 2_000_000, "{sleeper:?}");
         assert!(record.host_idle_ns.is_some());
+    }
+
+    /// The warm-up's count of tasks that ran, read here: a spinning thread
+    /// of ours is one; its twin, a parked thread, is not.
+    #[test]
+    fn a_spinning_thread_is_a_task_that_ran() {
+        let me = std::process::id() as i32;
+        let threads = SpinnerAndParked::start();
+        let (spinner, parked) = (threads.spinner, threads.parked);
+        let only = |m: &reduce::OnCpuNs, tid: i32| -> reduce::OnCpuNs {
+            m.iter()
+                .filter(|(k, _)| k.1 == tid)
+                .map(|(k, v)| (*k, *v))
+                .collect()
+        };
+        // The parked thread runs on after sending its id until it parks:
+        // the first reading waits (at most 1 s) until it reads asleep.
+        let parked_task = os::open_tasks(&[me])
+            .into_iter()
+            .find(|t| t.tid == parked)
+            .unwrap();
+        let asleep_by = Instant::now() + Duration::from_secs(1);
+        while parked_task.runnable() != Some(false) && Instant::now() < asleep_by {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let before = on_cpu_now(&[me]);
+        std::thread::sleep(Duration::from_millis(100));
+        let after = on_cpu_now(&[me]);
+        threads.end();
+        assert_eq!(
+            reduce::tasks_that_ran(&only(&before, spinner), &only(&after, spinner)),
+            1
+        );
+        assert_eq!(
+            reduce::tasks_that_ran(&only(&before, parked), &only(&after, parked)),
+            0
+        );
     }
 }

@@ -18,6 +18,11 @@
 //! waiter sleeps while the holder runs or waits for a core); two computing
 //! at once nearly always are, with or without a free core.
 //!
+//! The accounting's reading (Linux's `on` witness) samples run state
+//! beside its exact counters too, so the order facts ([`facts`]) come from
+//! the same function whichever reading took the counters, and the rulebook
+//! has one "took turns" rule for both.
+//!
 //! Host idle (every CPU's idle time over the pair, in cores) is a second,
 //! independent reading of "was a core free": threads read as waiting for a
 //! core while the host idled a core or more contradict each other, and
@@ -29,6 +34,7 @@ use serde::Serialize;
 
 use crate::kernel::schedstat::{self, GroupDelta, Snapshot, TaskTimes};
 pub use crate::kernel::witness::SampledFacts;
+use crate::kernel::witness::Witness;
 
 /// The fewest state samples a pair needs (about 1 ms apart, so a pair of
 /// at least 8 ms, the shortest any row times, has them quiet).
@@ -108,7 +114,7 @@ pub fn together(record: &PairRecord, serving: &[i32]) -> Option<f64> {
 }
 
 /// [`SampledFacts::unconvoyed_third`] of a witness read from `delta`.
-pub fn unconvoyed_third(delta: &GroupDelta, w: &crate::kernel::witness::Witness) -> Option<f64> {
+pub fn unconvoyed_third(delta: &GroupDelta, w: &Witness) -> Option<f64> {
     if w.threads.is_empty() || w.wall_ns == 0 {
         return None;
     }
@@ -131,6 +137,20 @@ pub fn unconvoyed_third(delta: &GroupDelta, w: &crate::kernel::witness::Witness)
     Some(runnable as f64 / w.wall_ns as f64)
 }
 
+/// On-CPU ns per (pid, tid) at one moment ([`super::on_cpu_now`]).
+pub type OnCpuNs = std::collections::BTreeMap<(i32, i32), u64>;
+
+/// The tasks that ran between two readings of on-CPU time: those whose
+/// time grew, or that appeared with some (a task that started and ran in
+/// between). What the accounting's "on-CPU delta > 0" counts, from the one
+/// figure the portable reading has exactly.
+pub fn tasks_that_ran(before: &OnCpuNs, after: &OnCpuNs) -> usize {
+    after
+        .iter()
+        .filter(|(task, &now)| now > before.get(task).copied().unwrap_or(0))
+        .count()
+}
+
 /// Why a pair has no portable reading.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -142,9 +162,37 @@ pub enum Unreadable {
     Contradicts { core_wait: f64, host_idle: f64 },
 }
 
+/// The host's idle time over the pair, in cores; None where it was not
+/// read or the pair has no wall.
+pub fn host_idle_cores(record: &PairRecord) -> Option<f64> {
+    let wall_ns = record.wall.as_nanos() as f64;
+    record
+        .host_idle_ns
+        .filter(|_| wall_ns > 0.0)
+        .map(|(a, b)| b.saturating_sub(a) as f64 / wall_ns)
+}
+
+/// What the samples add to a pair's witness `w`, whichever reading took
+/// the counters (`delta`: the accounting's exact one, or [`reduce`]'s
+/// estimate): the rounds, host idle, the serving threads' [`together`]
+/// share and the [`unconvoyed_third`] figure.
+pub fn facts(
+    record: &PairRecord,
+    delta: &GroupDelta,
+    w: &Witness,
+    serving: &[i32],
+) -> SampledFacts {
+    SampledFacts {
+        samples: record.rounds,
+        host_idle_cores: host_idle_cores(record),
+        together: together(record, serving),
+        unconvoyed_third: unconvoyed_third(delta, w),
+    }
+}
+
 /// The pair's counters as the schedstat reading would give them (run-queue
-/// time estimated from the samples), and the facts only this reading has.
-pub fn reduce(record: &PairRecord) -> Result<(GroupDelta, SampledFacts), Unreadable> {
+/// time estimated from the samples); [`facts`] adds what only samples have.
+pub fn reduce(record: &PairRecord) -> Result<GroupDelta, Unreadable> {
     if record.rounds < SAMPLES_AT_LEAST {
         return Err(Unreadable::TooFewSamples {
             samples: record.rounds,
@@ -184,11 +232,7 @@ pub fn reduce(record: &PairRecord) -> Result<(GroupDelta, SampledFacts), Unreada
         &Snapshot::from_tasks(at, before),
         &Snapshot::from_tasks(at + record.wall, after),
     );
-    let host_idle_cores = record
-        .host_idle_ns
-        .filter(|_| wall_ns > 0)
-        .map(|(a, b)| b.saturating_sub(a) as f64 / wall_ns as f64);
-    if let Some(idle) = host_idle_cores {
+    if let Some(idle) = host_idle_cores(record) {
         let core_wait = if wall_ns == 0 {
             0.0
         } else {
@@ -201,22 +245,14 @@ pub fn reduce(record: &PairRecord) -> Result<(GroupDelta, SampledFacts), Unreada
             });
         }
     }
-    Ok((
-        delta,
-        SampledFacts {
-            samples: record.rounds,
-            host_idle_cores,
-            together: None,
-            unconvoyed_third: None,
-        },
-    ))
+    Ok(delta)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::kernel::pairs::{self, Counted};
-    use crate::kernel::witness::{witness, Witness};
+    use crate::kernel::witness::witness;
     use crate::probe::pair_ratio::rulebook::{rule, Medians, Rules, Ruling};
 
     const MS: u64 = 1_000_000;
@@ -252,11 +288,9 @@ mod tests {
     }
 
     fn read(r: &PairRecord, serving: &[i32]) -> Witness {
-        let (delta, mut facts) = reduce(r).unwrap();
+        let delta = reduce(r).unwrap();
         let mut w = witness(&delta, serving);
-        facts.together = together(r, serving);
-        facts.unconvoyed_third = unconvoyed_third(&delta, &w);
-        w.sampled = Some(facts);
+        w.sampled = Some(facts(r, &delta, &w, serving));
         w
     }
 
@@ -346,11 +380,11 @@ mod tests {
         // Samples that missed the running moments: runnable is at least
         // the counted on-CPU time, so no negative run-queue time ...
         let r = record(20, 10, &[(1, 18, 2, 0)], 0);
-        let (d, _) = reduce(&r).unwrap();
+        let d = reduce(&r).unwrap();
         assert_eq!((d.on_cpu_ns, d.run_queue_ns), (18 * MS, 0));
         // ... and its twin: runnable samples past on-CPU time are the wait.
         let r = record(20, 10, &[(1, 10, 10, 0)], 0);
-        let (d, _) = reduce(&r).unwrap();
+        let d = reduce(&r).unwrap();
         assert_eq!((d.on_cpu_ns, d.run_queue_ns), (10 * MS, 10 * MS));
     }
 
@@ -369,6 +403,59 @@ mod tests {
         let rel = read(&releasing_loaded(), &[1, 2]);
         assert!(rel.sampled.unwrap().together.unwrap() > 0.8);
         assert_eq!(ruling(&rel, &hold), Ruling::AtOnce);
+    }
+
+    /// Exact counters as Linux's accounting gives them: (tid, on-CPU ms,
+    /// run-queue ms) per task over `wall_ms`.
+    fn accounting(wall_ms: u64, tasks: &[(i32, u64, u64)]) -> GroupDelta {
+        let at = Instant::now();
+        let times = |tid, on: u64, rq: u64| TaskTimes {
+            pid: 100,
+            tid,
+            on_cpu_ns: on * MS,
+            run_queue_ns: rq * MS,
+            slices: 1,
+        };
+        schedstat::delta(
+            &Snapshot::from_tasks(at, tasks.iter().map(|&(t, _, _)| times(t, 0, 0)).collect()),
+            &Snapshot::from_tasks(
+                at + Duration::from_millis(wall_ms),
+                tasks.iter().map(|&(t, on, rq)| times(t, on, rq)).collect(),
+            ),
+        )
+    }
+
+    /// The `on` witness: the accounting's exact counters, with the facts
+    /// of the run-state samples taken beside them.
+    fn read_accounting(delta: &GroupDelta, samples: Option<&PairRecord>) -> Witness {
+        let mut w = witness(delta, &[1, 2]);
+        w.sampled = samples.map(|r| facts(r, delta, &w, &[1, 2]));
+        w
+    }
+
+    #[test]
+    fn the_accountings_counters_take_the_samples_order_too() {
+        // A server serialising behind one lock on a loaded machine, read by
+        // the accounting: the holder waits for a core 30 of its 50 ms, so
+        // the waiter's 50 ms asleep could be a convoy behind it; by the
+        // counters alone the unconvoyed P reads 1.6, past E19's 1.4.
+        let hold = read(&holding_quiet(), &[1, 2]);
+        let delta = accounting(100, &[(1, 20, 30), (2, 20, 30), (3, 1, 0)]);
+        let alone = read_accounting(&delta, None);
+        assert!(alone.serving_parallelism_unconvoyed().unwrap() > 1.4);
+        assert_eq!(ruling(&alone, &hold), Ruling::Between);
+        // The samples beside it: never runnable at once. Same rule as the
+        // portable reading's: took turns.
+        let turns = record(100, 95, &[(1, 20, 47, 0), (2, 20, 47, 48), (3, 1, 1, 0)], 0);
+        let w = read_accounting(&delta, Some(&turns));
+        assert_eq!(w.sampled.unwrap().together, Some(0.0));
+        assert_eq!(ruling(&w, &hold), Ruling::TookTurns);
+        // Twin: the same counters with samples that read the two runnable
+        // together stay unjudged; the order, not the counters, decided.
+        let at_once = record(100, 95, &[(1, 20, 90, 0), (2, 20, 90, 2), (3, 1, 1, 0)], 0);
+        let w = read_accounting(&delta, Some(&at_once));
+        assert!(w.sampled.unwrap().together.unwrap() > 0.8);
+        assert_eq!(ruling(&w, &hold), Ruling::Between);
     }
 
     #[test]
@@ -400,6 +487,24 @@ mod tests {
     }
 
     #[test]
+    fn a_task_ran_when_its_on_cpu_time_grew() {
+        let before: OnCpuNs = [((100, 1), 5 * MS), ((100, 2), 7 * MS), ((100, 3), 0)].into();
+        // 1 ran, 2 did not, 3 ran from zero, 4 started and ran, 5 started
+        // and never ran; a task gone since is not counted.
+        let after: OnCpuNs = [
+            ((100, 1), 6 * MS),
+            ((100, 2), 7 * MS),
+            ((100, 3), 1),
+            ((100, 4), MS),
+            ((100, 5), 0),
+        ]
+        .into();
+        assert_eq!(tasks_that_ran(&before, &after), 3);
+        // Twin: nothing moved, nothing ran.
+        assert_eq!(tasks_that_ran(&before, &before), 0);
+    }
+
+    #[test]
     fn too_few_samples_is_no_reading() {
         let mut r = releasing_quiet();
         r.rounds = SAMPLES_AT_LEAST - 1;
@@ -422,8 +527,8 @@ mod tests {
         assert!(matches!(reduce(&r), Err(Unreadable::Contradicts { .. })));
         // Twin: the same samples with the host busy are a core wait.
         let r = record(40, 36, &[(1, 20, 36, 0), (2, 19, 35, 0)], 2);
-        let (_, facts) = reduce(&r).unwrap();
-        assert!((facts.host_idle_cores.unwrap() - 0.05).abs() < 1e-9);
+        assert!(reduce(&r).is_ok());
+        assert!((host_idle_cores(&r).unwrap() - 0.05).abs() < 1e-9);
     }
 
     #[test]
@@ -431,7 +536,7 @@ mod tests {
         let mut r = releasing_quiet();
         r.tasks[2].on_cpu_before_ns = None;
         r.tasks[1].on_cpu_after_ns = None;
-        let (d, _) = reduce(&r).unwrap();
+        let d = reduce(&r).unwrap();
         assert_eq!((d.appeared, d.vanished), (1, 1));
     }
 }

@@ -465,6 +465,7 @@ mod tests {
     }
 
     /// Pids whose command line holds `needle`.
+    #[cfg(target_os = "linux")]
     fn processes_with(needle: &str) -> Vec<i32> {
         let Ok(entries) = std::fs::read_dir("/proc") else {
             return Vec::new();

@@ -122,9 +122,13 @@ struct Session<'a> {
     witness: Option<Reading>,
 }
 
-/// A pair's first reading, by the witness's reading.
+/// A pair's first reading, by the witness's reading. The accounting's
+/// samples run state beside its counters too: the samples' order (were the
+/// serving threads ever runnable at once) is what tells a lock's waiter
+/// from a convoy behind a holder kept off a core, which the counters alone
+/// cannot on a loaded machine (`kernel/portable/reduce.rs`).
 enum Before {
-    Accounting(Snapshot),
+    Accounting(Snapshot, PairSampler),
     Sampled(PairSampler),
 }
 
@@ -192,7 +196,9 @@ impl Session<'_> {
         let limit = self.limits.request;
         let members = &self.lanes[lane].members;
         let before = self.witness.map(|r| match r {
-            Reading::Accounting => Before::Accounting(Snapshot::of_pids(members)),
+            Reading::Accounting => {
+                Before::Accounting(Snapshot::of_pids(members), PairSampler::start(members))
+            }
             Reading::Sampled => Before::Sampled(PairSampler::start(members)),
         });
         let [a, b] = &mut self.lanes[lane].conns;
@@ -204,14 +210,15 @@ impl Session<'_> {
         // samples or contradicts the host's idle time: None, as for a
         // snapshot that could not be read.
         let read = before.and_then(|b| match b {
-            Before::Accounting(before) => {
-                Some((schedstat::delta(&before, &Snapshot::of_pids(members)), None))
+            Before::Accounting(before, sampler) => {
+                let after = Snapshot::of_pids(members);
+                Some((schedstat::delta(&before, &after), sampler.finish()))
             }
             Before::Sampled(sampler) => {
                 let record = sampler.finish();
                 portable::reduce::reduce(&record)
                     .ok()
-                    .map(|(delta, facts)| (delta, Some((facts, record))))
+                    .map(|delta| (delta, record))
             }
         });
         let ra = self.check(slot, mode, lane, 0, &url_a, seed_a, ra)?;
@@ -219,7 +226,7 @@ impl Session<'_> {
         let who = |r: &Reply| (r.served_by.pid, r.served_by.thread_id);
         let served = [who(&ra), who(&rb)];
         let infer = self.plan.infer_serving_threads;
-        let witness = read.map(|(delta, facts)| {
+        let witness = read.map(|(delta, record)| {
             let mut tids: Vec<i32> = served
                 .iter()
                 .filter_map(|(_, tid)| tid.and_then(|t| i32::try_from(t).ok()))
@@ -228,11 +235,7 @@ impl Session<'_> {
                 tids = witness::busiest(&delta, 2);
             }
             let mut w = witness::witness(&delta, &tids);
-            w.sampled = facts.map(|(mut facts, record)| {
-                facts.together = portable::reduce::together(&record, &tids);
-                facts.unconvoyed_third = portable::reduce::unconvoyed_third(&delta, &w);
-                facts
-            });
+            w.sampled = Some(portable::reduce::facts(&record, &delta, &w, &tids));
             w
         });
         Ok(PairReading {

@@ -399,10 +399,16 @@ fn lost_iterations_do_not_read_a_hold_from_a_call_that_fills_the_cores() {
         "{}",
         j.reason
     );
-    // Twins: the same loss from a call that keeps one core busy is a hold
-    // (a fail against `releases`), and a release from the pool-filling call
-    // stands (noise only takes iterations away).
-    let j = judge(&plan(Some(Expect::Releases)), &run(lost(0.32, 1.0)));
+    // A call on one core (the pool capped) that releases the GIL still
+    // needs a second core for the spinner, which a shared machine may not
+    // have: the same loss is no hold either (14 wrong in 20 at load 7-10).
+    let j = judge(&plan(Some(Expect::Releases)), &run(lost(0.32, 0.98)));
+    assert_eq!(j.verdict, Verdict::CannotJudge, "{}", j.reason);
+    assert!(j.reason.contains("keeps 0.98 cores busy"), "{}", j.reason);
+    // Twins: the same loss from a call that mostly waits holding the GIL
+    // (a C sleep) is a hold (a fail against `releases`), and a release from
+    // the pool-filling call stands (noise only takes iterations away).
+    let j = judge(&plan(Some(Expect::Releases)), &run(lost(0.32, 0.05)));
     assert_eq!(j.verdict, Verdict::Fail, "{}", j.reason);
     let j = judge(&plan(Some(Expect::Releases)), &run(lost(0.02, 2.0)));
     assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
