@@ -2,7 +2,7 @@
 //! and `main.rs` aside) may import only modules on its own layer or below,
 //! and no two modules import each other, even through others: neither two
 //! top modules (`host`, `probe`) nor two files or folders of one module
-//! (`advise/headroom.rs` and `advise/request.rs`). The layers, lowest first,
+//! (`advise/headroom.rs` and `advise/input.rs`). The layers, lowest first,
 //! are declared here; a unit is a top module.
 //!
 //! No engine file prints or takes the process's stdout or stderr: it
@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 /// Lowest first. A module matches its longest listed prefix.
 const LAYERS: &[&[&str]] = &[
     // Leaves: hashing the fixture's work, request fields, statistics, words.
-    &["console", "digest", "request", "stats", "text"],
+    &["console", "digest", "input", "stats", "text"],
     // The machine: processes, signals, the lock, the venv, limits.
     &["host"],
     // One measuring session: the project, the lock, Python, signals.

@@ -5,20 +5,20 @@
 //! accounting, a reading between its bands, a sweep with errors, a server
 //! that would not start): no advice is ever a guess.
 
-use super::request::{AdviseField, AdviseRequest};
+use super::input::{AdviseField, AdviseInput};
 use super::run::{advise, Question};
 use super::{headroom, render};
 use crate::console::{Console, JsonOut};
 use crate::exit::Finish;
 use crate::host::signals;
-use crate::request::FieldError;
+use crate::input::FieldError;
 use crate::server::choose::{self, UserApp};
 use crate::session::Session;
 use crate::spec::Interface;
 
 /// What `runner advise` is asked.
 pub struct AdviseCommand {
-    pub request: AdviseRequest,
+    pub input: AdviseInput,
     /// Whether the server was named.
     pub server_given: bool,
     /// The app's interface, when given.
@@ -30,19 +30,19 @@ pub struct AdviseCommand {
 
 pub async fn run(
     session: &Session,
-    input: &AdviseCommand,
+    asked: &AdviseCommand,
     console: &dyn Console,
 ) -> Result<Finish, String> {
     let project = session.project();
-    input.out.check()?;
-    let mut request = input.request.clone();
-    let plan = |request: &AdviseRequest| {
-        let fixture_dir = choose::fixture_dir(project, &request.server);
-        request
+    asked.out.check()?;
+    let mut input = asked.input.clone();
+    let plan = |input: &AdviseInput| {
+        let fixture_dir = choose::fixture_dir(project, &input.server);
+        input
             .plan(&fixture_dir, &project.servers_dir())
-            .map_err(|e| (input.name)(&e))
+            .map_err(|e| (asked.name)(&e))
     };
-    let mut opts = plan(&request)?;
+    let mut opts = plan(&input)?;
     // The user's app: served on a server that speaks its interface, found
     // by importing it, or refused before anything starts.
     if !opts.headroom.fixture {
@@ -50,15 +50,15 @@ pub async fn run(
         let user = UserApp {
             app: &opts.headroom.app,
             app_dir: &opts.headroom.app_dir,
-            given: input.interface,
+            given: asked.interface,
             profile: &opts.headroom.profile,
-            server_given: input.server_given,
+            server_given: asked.server_given,
         };
         if let Some(other) =
             choose::settle_told(project, &env.python, &user, "advise", console).await?
         {
-            request.server = other.file.display().to_string();
-            opts = plan(&request)?;
+            input.server = other.file.display().to_string();
+            opts = plan(&input)?;
         }
     }
     let mut on = |q: Question| {
@@ -89,7 +89,7 @@ pub async fn run(
             return Ok(Finish::interrupted(signal, Vec::new()));
         }
     };
-    input.out.answer(console, &report, render::render)?;
+    asked.out.answer(console, &report, render::render)?;
     if report.advice.is_some() {
         Ok(Finish::ok())
     } else {

@@ -21,10 +21,10 @@
 pub mod call;
 pub mod command;
 pub mod headroom;
+pub mod input;
 pub mod pair;
 pub mod placement;
 pub mod render;
-pub mod request;
 pub mod run;
 
 use schemars::JsonSchema;

@@ -3,11 +3,11 @@
 use clap::Args;
 
 use runner::advise::command::{self, AdviseCommand};
-use runner::advise::request::{AdviseField, AdviseRequest};
-use runner::request::FieldError;
+use runner::advise::input::{AdviseField, AdviseInput};
+use runner::input::FieldError;
 use runner::server::choose::server_name;
 use runner::session::Session;
-use runner::sweep::request::DEFAULT_PATH;
+use runner::sweep::input::DEFAULT_PATH;
 
 use super::args::{sweep_flag, AppArgs, JsonArgs, LimitArgs};
 use super::console::Std;
@@ -50,8 +50,8 @@ pub struct AdviseArgs {
 }
 
 impl AdviseArgs {
-    fn request(&self) -> AdviseRequest {
-        AdviseRequest {
+    fn input(&self) -> AdviseInput {
+        AdviseInput {
             path: self.path.clone(),
             call: self.call.clone(),
             args: self.args.clone(),
@@ -78,7 +78,7 @@ fn advise_flag(e: &FieldError<AdviseField>) -> String {
 
 pub async fn run(session: &Session, args: &AdviseArgs) -> Finish {
     let input = AdviseCommand {
-        request: args.request(),
+        input: args.input(),
         server_given: args.server.is_some(),
         interface: args.app.interface,
         out: args.out.out(),

@@ -1,13 +1,13 @@
 //! Flag groups several commands share (`#[command(flatten)]`), and the
-//! flag each engine request field is spelled as on the command line.
+//! flag each engine input field is spelled as on the command line.
 
 use clap::Args;
 
 use runner::console::JsonOut;
-use runner::gate::request::{RunField, RunPlan, RunRequest};
+use runner::gate::input::{RunField, RunInput, RunPlan};
 use runner::host::limits::Limits;
-use runner::request::FieldError;
-use runner::sweep::request::SweepField;
+use runner::input::FieldError;
+use runner::sweep::input::SweepField;
 
 /// The bounds of a measurement: shared by every command that measures.
 #[derive(Debug, Args)]
@@ -38,7 +38,7 @@ pub struct RunArgs {
 impl RunArgs {
     /// The checked request, or the error naming the flag.
     pub fn plan(&self) -> Result<RunPlan, String> {
-        RunRequest {
+        RunInput {
             trials: self.trials,
             request_timeout_ms: self.limits.request_timeout_ms,
             machine_wait_ms: self.limits.machine_wait_ms,
@@ -118,7 +118,7 @@ pub struct AppArgs {
 }
 
 impl AppArgs {
-    /// `--env`, as the request's map (a later NAME wins).
+    /// `--env`, as the input's map (a later NAME wins).
     pub fn env(&self) -> std::collections::BTreeMap<String, String> {
         self.env.iter().cloned().collect()
     }

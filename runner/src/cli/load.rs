@@ -3,8 +3,8 @@
 use clap::Args;
 
 use runner::host::limits::Limits;
+use runner::sweep::input::{DEFAULT_CONNECTIONS, DEFAULT_DURATION, DEFAULT_PATH};
 use runner::sweep::load_once::{self, LoadCommand};
-use runner::sweep::request::{DEFAULT_CONNECTIONS, DEFAULT_DURATION, DEFAULT_PATH};
 
 use super::args::{sweep_flag, JsonArgs};
 use super::console::Std;

@@ -7,8 +7,8 @@ use clap::Args;
 use runner::server::choose::server_name;
 use runner::session::Session;
 use runner::sweep::command::{self, SweepCommand};
-use runner::sweep::request::{
-    SweepRequest, DEFAULT_CONNECTIONS, DEFAULT_DURATION, DEFAULT_PATH, DEFAULT_THREADS,
+use runner::sweep::input::{
+    SweepInput, DEFAULT_CONNECTIONS, DEFAULT_DURATION, DEFAULT_PATH, DEFAULT_THREADS,
     DEFAULT_WARMUP,
 };
 
@@ -96,8 +96,8 @@ pub struct SweepArgs {
 
 impl SweepArgs {
     /// The request the flags make.
-    fn request(&self) -> SweepRequest {
-        SweepRequest {
+    fn input(&self) -> SweepInput {
+        SweepInput {
             server: server_name(self.server.as_deref(), self.app.interface),
             paths: self.paths.clone(),
             threads: self.threads.clone(),
@@ -122,7 +122,7 @@ pub async fn run(session: &Session, args: &SweepArgs) -> Finish {
     }
     let input = SweepCommand {
         row: args.row.clone(),
-        request: args.request(),
+        input: args.input(),
         server_given: args.server.is_some(),
         interface: args.app.interface,
         out: args.out.out(),
@@ -151,8 +151,8 @@ mod tests {
 
     #[test]
     fn the_flags_defaults_are_the_requests() {
-        let r = sweep_args(&[]).unwrap().request();
-        let d = SweepRequest::default();
+        let r = sweep_args(&[]).unwrap().input();
+        let d = SweepInput::default();
         assert_eq!(r.paths, d.paths);
         assert_eq!(r.threads, d.threads);
         assert_eq!(r.connections, d.connections);
@@ -161,8 +161,8 @@ mod tests {
         assert_eq!(r.request_timeout_ms, d.request_timeout_ms);
         assert_eq!(r.machine_wait_ms, d.machine_wait_ms);
         assert_eq!(r.server, d.server);
-        // Its twin: a flag given is the request's.
-        let r = sweep_args(&["--threads", "3"]).unwrap().request();
+        // Its twin: a flag given is the input's.
+        let r = sweep_args(&["--threads", "3"]).unwrap().input();
         assert_ne!(r.threads, d.threads);
     }
 

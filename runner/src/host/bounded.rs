@@ -28,7 +28,7 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(1);
 
 /// The bounds of one run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Bound {
+pub struct CommandBounds {
     /// From spawn to the end of the command.
     pub timeout: Duration,
     /// Between SIGTERM and SIGKILL when the group is stopped.
@@ -40,7 +40,7 @@ pub struct Bound {
     pub stderr_tail_bytes: Option<usize>,
 }
 
-impl Bound {
+impl CommandBounds {
     /// `timeout`, a 200 ms grace, 1 MiB of each stream.
     pub fn new(timeout: Duration) -> Self {
         Self {
@@ -130,7 +130,7 @@ impl Drop for StopOnDrop {
 /// Runs `command` (stdin from /dev/null, stdout and stderr captured) to its
 /// end or to `bound.timeout`, whichever comes first. `Err` only when it
 /// could not be started.
-pub async fn run(command: Command, bound: Bound) -> io::Result<Finished> {
+pub async fn run(command: Command, bound: CommandBounds) -> io::Result<Finished> {
     run_watched(command, bound, |_| ()).await.map(|(f, ())| f)
 }
 
@@ -139,7 +139,7 @@ pub async fn run(command: Command, bound: Bound) -> io::Result<Finished> {
 /// run.
 pub async fn run_watched<W>(
     mut command: Command,
-    bound: Bound,
+    bound: CommandBounds,
     on_spawn: impl FnOnce(i32) -> W,
 ) -> io::Result<(Finished, W)> {
     let started = Instant::now();
@@ -217,7 +217,7 @@ pub async fn run_watched<W>(
 /// turning those call chains async this runs the helper on a thread of its
 /// own with a current-thread runtime and waits for it, blocking the caller
 /// just as the old polling loops did.
-pub fn run_blocking(command: Command, bound: Bound) -> io::Result<Finished> {
+pub fn run_blocking(command: Command, bound: CommandBounds) -> io::Result<Finished> {
     std::thread::spawn(move || {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -325,7 +325,7 @@ mod tests {
     async fn a_chatty_child_finishes_promptly_with_all_its_output() {
         let f = run(
             sh(CHATTY),
-            Bound::new(Duration::from_secs(60)).with_cap(4 << 20),
+            CommandBounds::new(Duration::from_secs(60)).with_cap(4 << 20),
         )
         .await
         .unwrap();
@@ -360,7 +360,7 @@ mod tests {
     async fn output_past_the_cap_is_read_and_counted_not_kept() {
         let f = run(
             sh(CHATTY),
-            Bound::new(Duration::from_secs(60)).with_cap(1000),
+            CommandBounds::new(Duration::from_secs(60)).with_cap(1000),
         )
         .await
         .unwrap();
@@ -373,7 +373,7 @@ mod tests {
     async fn a_tail_keeps_the_last_bytes_of_stderr_and_the_pid_is_seen() {
         // 2 MiB of zeros, then the words a crash would end with.
         let script = format!("{CHATTY}; echo Traceback: the end >&2");
-        let bound = Bound::new(Duration::from_secs(60))
+        let bound = CommandBounds::new(Duration::from_secs(60))
             .with_cap(4 << 20)
             .with_stderr_tail(100);
         let (f, pid) = run_watched(sh(&script), bound, |pid| pid).await.unwrap();
@@ -386,7 +386,7 @@ mod tests {
         // Its twin: without the tail, the head is kept, the words lost.
         let head = run(
             sh(&script),
-            Bound::new(Duration::from_secs(60)).with_cap(100),
+            CommandBounds::new(Duration::from_secs(60)).with_cap(100),
         )
         .await
         .unwrap();
@@ -403,7 +403,8 @@ mod tests {
             "sh -c 'trap \"\" TERM; sleep 60' & echo $$ $! > {}; wait",
             pids.display()
         );
-        let bound = Bound::new(Duration::from_millis(1500)).with_grace(Duration::from_millis(300));
+        let bound =
+            CommandBounds::new(Duration::from_millis(1500)).with_grace(Duration::from_millis(300));
         let task = tokio::spawn(run(sh(&script), bound));
         // While it runs, both are seen alive: the check below can fail.
         let started = Instant::now();
@@ -431,7 +432,7 @@ mod tests {
     async fn a_failing_childs_status_and_stderr_come_back() {
         let f = run(
             sh("echo partial; echo 'no such thing' >&2; exit 3"),
-            Bound::new(Duration::from_secs(30)),
+            CommandBounds::new(Duration::from_secs(30)),
         )
         .await
         .unwrap();
@@ -440,7 +441,7 @@ mod tests {
         assert_eq!(f.stderr_text(), "no such thing\n");
         assert_eq!(f.stdout_text(), "partial\n");
         // Its twin: the same command exiting 0 reads as a success.
-        let ok = run(sh("echo fine"), Bound::new(Duration::from_secs(30)))
+        let ok = run(sh("echo fine"), CommandBounds::new(Duration::from_secs(30)))
             .await
             .unwrap();
         assert!(ok.success());
@@ -453,7 +454,7 @@ mod tests {
         // pipes open for a minute.
         let f = run(
             sh("sleep 60 & echo $!"),
-            Bound::new(Duration::from_secs(30)),
+            CommandBounds::new(Duration::from_secs(30)),
         )
         .await
         .unwrap();
@@ -465,11 +466,15 @@ mod tests {
 
     #[tokio::test]
     async fn the_blocking_form_works_inside_a_runtime_too() {
-        let f = run_blocking(sh("echo inside"), Bound::new(Duration::from_secs(30))).unwrap();
+        let f = run_blocking(
+            sh("echo inside"),
+            CommandBounds::new(Duration::from_secs(30)),
+        )
+        .unwrap();
         assert_eq!(f.stdout_text(), "inside\n");
         let missing = run_blocking(
             Command::new("/nonexistent/program"),
-            Bound::new(Duration::from_secs(5)),
+            CommandBounds::new(Duration::from_secs(5)),
         );
         assert!(missing.is_err());
     }

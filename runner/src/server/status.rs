@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::console::Console;
 use crate::exit::Finish;
-use crate::host::bounded::{self, Bound};
+use crate::host::bounded::{self, CommandBounds};
 use crate::host::project::Project;
 use crate::host::pyenv;
 use crate::spec::Profile;
@@ -235,7 +235,7 @@ fn package_versions_queried(
 fn program_version(path: &Path, args: &[String]) -> Result<String, String> {
     let mut command = Command::new(path);
     command.args(args);
-    let finished = bounded::run_blocking(command, Bound::new(VERSION_TIMEOUT))
+    let finished = bounded::run_blocking(command, CommandBounds::new(VERSION_TIMEOUT))
         .map_err(|e| format!("cannot run {}: {e}", path.display()))?;
     let text = finished.stdout_text();
     match finished.status() {

@@ -7,7 +7,7 @@ use super::summary::{self, figures_of};
 use super::StressPlan;
 use crate::console::{Console, JsonOut};
 use crate::exit::Finish;
-use crate::gate::request::RunPlan;
+use crate::gate::input::RunPlan;
 use crate::gate::result::GateResult;
 use crate::kernel::noise::Noise;
 use crate::session::Session;
@@ -43,26 +43,26 @@ impl StressCommand {
 
 pub async fn run(
     session: &Session,
-    input: &StressCommand,
+    asked: &StressCommand,
     console: &dyn Console,
 ) -> Result<Finish, String> {
-    input.check()?;
+    asked.check()?;
     let (rows, profile) = crate::spec::row::rows_and_profile(
         session.project(),
-        std::slice::from_ref(&input.row),
-        &input.server,
+        std::slice::from_ref(&asked.row),
+        &asked.server,
     )?;
     let Some(mut row) = rows.into_iter().next() else {
-        return Err(format!("no row {:?}", input.row));
+        return Err(format!("no row {:?}", asked.row));
     };
-    input.run.apply(&mut row);
+    asked.run.apply(&mut row);
     let plan = StressPlan {
         row,
         profile,
-        noise: input.noise,
-        expect: input.expect,
-        runs: input.runs,
-        limits: input.run.limits,
+        noise: asked.noise,
+        expect: asked.expect,
+        runs: asked.runs,
+        limits: asked.run.limits,
     };
     let mut done = 0u32;
     let mut on_run = |r: &GateResult| {
@@ -70,7 +70,7 @@ pub async fn run(
         console.note(&run_line(done, plan.runs, r));
     };
     let stressed = super::run(session, &plan, &mut on_run).await?;
-    input
+    asked
         .out
         .answer(console, &stressed.summary, summary::render)?;
     let verdicts = if stressed.summary.wrong > 0 {
@@ -107,14 +107,14 @@ mod tests {
 
     #[test]
     fn a_count_of_runs_out_of_range_is_refused_naming_the_flag() {
-        let input = |runs| StressCommand {
+        let asked = |runs| StressCommand {
             row: "E19".into(),
             runs,
             server: "granian".into(),
             noise: Noise::None,
             expect: None,
             out: JsonOut::default(),
-            run: crate::gate::request::RunRequest {
+            run: crate::gate::input::RunInput {
                 trials: None,
                 request_timeout_ms: 30_000,
                 machine_wait_ms: 1000,
@@ -122,9 +122,9 @@ mod tests {
             .plan()
             .unwrap(),
         };
-        assert!(input(3).check().is_ok());
+        assert!(asked(3).check().is_ok());
         // Its twin: none, or too many, is refused.
-        assert!(input(0).check().unwrap_err().starts_with("--runs 0"));
-        assert!(input(10_001).check().is_err());
+        assert!(asked(0).check().unwrap_err().starts_with("--runs 0"));
+        assert!(asked(10_001).check().is_err());
     }
 }

@@ -11,14 +11,14 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::export::{self, Reports};
-use super::request::{SweepField, SweepRequest};
+use super::input::{SweepField, SweepInput};
 use super::row::SweepRow;
 use super::terminal::{self, Progress};
 use super::{SweepEvent, SweepResult};
 use crate::console::{report_path, Console, JsonOut};
 use crate::exit::Finish;
 use crate::host::signals;
-use crate::request::FieldError;
+use crate::input::FieldError;
 use crate::server::choose::{self, UserApp};
 use crate::session::Session;
 use crate::spec::Interface;
@@ -26,10 +26,10 @@ use crate::spec::Interface;
 /// What `runner sweep` is asked.
 pub struct SweepCommand {
     /// A sweep row to run (an id from specs/sweeps/ or a path), whose keys
-    /// stand for `request`'s route and knobs.
+    /// stand for `input`'s route and knobs.
     pub row: Option<String>,
-    /// The request of the flags.
-    pub request: SweepRequest,
+    /// The input of the flags.
+    pub input: SweepInput,
     /// Whether the server was named (a row's counts as named).
     pub server_given: bool,
     /// The app's interface, when given.
@@ -43,20 +43,20 @@ pub struct SweepCommand {
 }
 
 impl SweepCommand {
-    /// The request: with a row, the row's, with the server given and the
-    /// machine wait of `request`.
-    pub fn request(&self, row: Option<&SweepRow>) -> SweepRequest {
+    /// The input: with a row, the row's, with the server given and the
+    /// machine wait of `input`.
+    pub fn input_for(&self, row: Option<&SweepRow>) -> SweepInput {
         match row {
-            Some(row) => SweepRequest {
+            Some(row) => SweepInput {
                 server: if self.server_given {
-                    self.request.server.clone()
+                    self.input.server.clone()
                 } else {
                     row.request.server.clone()
                 },
-                machine_wait_ms: self.request.machine_wait_ms,
+                machine_wait_ms: self.input.machine_wait_ms,
                 ..row.request.clone()
             },
-            None => self.request.clone(),
+            None => self.input.clone(),
         }
     }
 
@@ -85,11 +85,11 @@ impl SweepCommand {
 
 pub async fn run(
     session: &Session,
-    input: &SweepCommand,
+    asked: &SweepCommand,
     console: &dyn Console,
 ) -> Result<Finish, String> {
     let project = session.project();
-    let row = match &input.row {
+    let row = match &asked.row {
         Some(wanted) => Some(
             super::row::resolve(
                 &project.specs_dir().join("sweeps"),
@@ -100,12 +100,12 @@ pub async fn run(
         ),
         None => None,
     };
-    let mut request = input.request(row.as_ref());
-    let reports = input.reports()?;
-    let fixture_dir = choose::fixture_dir(project, &request.server);
-    let mut plan = request
+    let mut input = asked.input_for(row.as_ref());
+    let reports = asked.reports()?;
+    let fixture_dir = choose::fixture_dir(project, &input.server);
+    let mut plan = input
         .plan(&fixture_dir, &project.servers_dir())
-        .map_err(|e| (input.name)(&e))?;
+        .map_err(|e| (asked.name)(&e))?;
     let started = Instant::now();
     let env = session.python()?;
     // The user's app: on a server that speaks its interface, or refused
@@ -114,17 +114,17 @@ pub async fn run(
         let user = UserApp {
             app: &plan.app,
             app_dir: &plan.app_dir,
-            given: input.interface,
+            given: asked.interface,
             profile: &plan.profile,
-            server_given: input.server_given || row.is_some(),
+            server_given: asked.server_given || row.is_some(),
         };
         if let Some(other) =
             choose::settle_told(project, &env.python, &user, "sweep", console).await?
         {
-            request.server = other.file.display().to_string();
-            plan = request
+            input.server = other.file.display().to_string();
+            plan = input
                 .plan(&fixture_dir, &project.servers_dir())
-                .map_err(|e| (input.name)(&e))?;
+                .map_err(|e| (asked.name)(&e))?;
         }
     }
     let mut progress = Progress::new(console);
@@ -154,7 +154,7 @@ pub async fn run(
         elapsed_s: started.elapsed().as_secs_f64(),
         interrupted: interrupted.map(|s| signals::name(s).to_string()),
     };
-    if input.out.json {
+    if asked.out.json {
         console.print(&export::json::render(&result));
     } else {
         console.print(&terminal::render(&result));

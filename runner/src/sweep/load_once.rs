@@ -8,13 +8,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::request::SweepField;
+use super::input::SweepField;
 use super::table::{check_text, num};
 use crate::console::{Console, JsonOut};
 use crate::exit::Finish;
+use crate::input::FieldError;
 use crate::load::window::load_window;
 use crate::load::{self, route::Route, LoadPlan};
-use crate::request::FieldError;
 
 /// What `runner load` is asked.
 pub struct LoadCommand {
@@ -62,11 +62,11 @@ impl LoadCommand {
     }
 }
 
-pub async fn run(input: &LoadCommand, console: &dyn Console) -> Result<Finish, String> {
-    input.out.check()?;
-    let plan = input.plan()?;
+pub async fn run(asked: &LoadCommand, console: &dyn Console) -> Result<Finish, String> {
+    asked.out.check()?;
+    let plan = asked.plan()?;
     let result = load::run(&plan, &mut |_| {}).await;
-    if !input.out.emit_value(console, &result)? {
+    if !asked.out.emit_value(console, &result)? {
         let lat = result.latency;
         console.print(&format!(
             "{} on {}: {:.1} req/s, p50 {} ms, p90 {} ms, p99 {} ms, max {} ms; {} requests, errors {}; {}\n",

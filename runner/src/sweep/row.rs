@@ -4,7 +4,7 @@
 //! rule 1), so it is a file of its own kind in a folder of its own, never
 //! listed among the gates.
 //!
-//! The block is a [`SweepRequest`], the same the flags of `runner sweep`
+//! The block is a [`SweepInput`], the same the flags of `runner sweep`
 //! build, checked by the same code; a bad value is reported at its file,
 //! line, column and key (`sweep.threads`), as a gate row's is.
 
@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::request::{SweepField, SweepRequest};
+use super::input::{SweepField, SweepInput};
 use crate::spec::error::from_yaml;
 use crate::spec::locate::locate;
 use crate::spec::{read_bounded, row_files, SpecError};
@@ -27,7 +27,7 @@ pub struct SweepRowFile {
     pub title: String,
     /// The server's claim the figures bear on, in words.
     pub claim: String,
-    pub sweep: SweepRequest,
+    pub sweep: SweepInput,
 }
 
 /// A sweep row that passed validation.
@@ -38,7 +38,7 @@ pub struct SweepRow {
     pub claim: String,
     pub file: PathBuf,
     /// The `sweep:` block, its `app_dir` resolved from the file's folder.
-    pub request: SweepRequest,
+    pub request: SweepInput,
 }
 
 /// What a sweep report says of the row it ran.
@@ -105,7 +105,7 @@ pub fn parse(file: &Path, source: &str, fixture_dir: &Path) -> Result<SweepRow, 
     let mut request = raw.sweep;
     let base = file.parent().unwrap_or(Path::new("."));
     request.app_dir = request.app_dir.map(|d| base.join(d));
-    // The request's own checks, the same the flags get: a row cannot say
+    // The input's own checks, the same the flags get: a row cannot say
     // what the command line could not.
     if let Err(e) = request.check(fixture_dir) {
         return Err(err(&["sweep", key(e.field)], e.detail()));
@@ -176,7 +176,7 @@ mod tests {
 
     #[test]
     fn a_row_takes_the_requests_defaults() {
-        use crate::sweep::request::{DEFAULT_CONNECTIONS, DEFAULT_DURATION, DEFAULT_SERVER};
+        use crate::sweep::input::{DEFAULT_CONNECTIONS, DEFAULT_DURATION, DEFAULT_SERVER};
         let row = parse_at("s1", GOOD).unwrap();
         assert_eq!(row.request.threads, [1, 2]);
         assert_eq!(row.request.connections, DEFAULT_CONNECTIONS);

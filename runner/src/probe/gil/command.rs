@@ -44,7 +44,7 @@ pub struct GilProbeCommand {
 }
 
 impl GilProbeCommand {
-    /// The block the input describes, as a row would write it.
+    /// The block the command describes, as a row would write it.
     fn block(&self) -> Result<GilBlock, String> {
         match (&self.call, &self.setup) {
             (None, None) => return Err(
@@ -140,12 +140,12 @@ fn plan_flag(key: &str) -> &'static str {
 
 pub async fn run(
     session: &Session,
-    input: &GilProbeCommand,
+    probe: &GilProbeCommand,
     console: &dyn Console,
 ) -> Result<Finish, String> {
-    input.out.check()?;
-    let names: Vec<String> = input.stage.iter().map(|n| n.trim().to_string()).collect();
-    let plans = input.plans(&names)?;
+    probe.out.check()?;
+    let names: Vec<String> = probe.stage.iter().map(|n| n.trim().to_string()).collect();
+    let plans = probe.plans(&names)?;
     let env = session.python()?;
     let mut before = |i: usize| {
         let p: &GilPlan = &plans[i];
@@ -163,7 +163,7 @@ pub async fn run(
             ),
         })
     };
-    let wait = Duration::from_millis(input.machine_wait_ms);
+    let wait = Duration::from_millis(probe.machine_wait_ms);
     let work = ask(session, &env.python, &plans, wait, &mut before);
     let asked = match session.cancellable(work).await {
         Ok(Ok(asked)) => asked,
@@ -177,15 +177,15 @@ pub async fn run(
         }
     };
     if names.is_empty() {
-        one(input, &plans[0], asked, console)
+        one(probe, &plans[0], asked, console)
     } else {
-        stages(input, &names, &asked, console)
+        stages(probe, &names, &asked, console)
     }
 }
 
 /// One probe's report.
 fn one(
-    input: &GilProbeCommand,
+    probe: &GilProbeCommand,
     plan: &GilPlan,
     mut asked: Vec<Asked>,
     console: &dyn Console,
@@ -193,7 +193,7 @@ fn one(
     let Some(Asked { run, judgement }) = asked.pop() else {
         return Ok(cannot_judge(console, "the probe did not run"));
     };
-    if !input
+    if !probe
         .out
         .emit_value(console, &Report::of(&judgement, &run))?
     {
@@ -208,7 +208,7 @@ fn one(
 
 /// The stage table of the stages' probes.
 fn stages(
-    input: &GilProbeCommand,
+    probe: &GilProbeCommand,
     names: &[String],
     asked: &[Asked],
     console: &dyn Console,
@@ -217,7 +217,7 @@ fn stages(
         Ok(t) => t,
         Err(e) => return Ok(cannot_judge(console, &e)),
     };
-    input.out.answer(console, &table, render_stages)?;
+    probe.out.answer(console, &table, render_stages)?;
     if table.binds.is_none() {
         return Ok(Finish::cannot_judge());
     }

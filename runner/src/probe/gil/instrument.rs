@@ -17,7 +17,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::plan::GilPlan;
-use crate::host::bounded::{self, Bound};
+use crate::host::bounded::{self, CommandBounds};
 
 /// The most stdout we keep: the document is a few tens of KiB.
 const STDOUT_CAP: usize = 8 * 1024 * 1024;
@@ -366,7 +366,7 @@ async fn run(
         .args(argv)
         .env("PYTHONUNBUFFERED", "1")
         .env("PYTHONDONTWRITEBYTECODE", "1");
-    let bound = Bound::new(limits.timeout)
+    let bound = CommandBounds::new(limits.timeout)
         .with_grace(limits.grace)
         .with_cap(STDOUT_CAP)
         .with_stderr_tail(STDERR_CAP);

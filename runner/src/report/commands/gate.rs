@@ -11,7 +11,7 @@ use crate::console::{report_path, Console, JsonOut};
 use crate::exit::Finish;
 use crate::gate::batch::{self, BatchPlan, Job};
 use crate::gate::event::Event;
-use crate::gate::request::RunPlan;
+use crate::gate::input::RunPlan;
 use crate::report::export::{github, ExportInput, ExportManager, Format};
 use crate::report::json;
 use crate::report::terminal::Terminal;
@@ -34,19 +34,19 @@ pub struct GateCommand {
 
 pub async fn run(
     session: &Session,
-    input: &GateCommand,
+    asked: &GateCommand,
     console: &dyn Console,
 ) -> Result<Finish, String> {
     let project = session.project();
     let (started, clock) = (SystemTime::now(), Instant::now());
     for (flag, path) in [
-        ("--json-file", &input.out.file),
-        ("--junit", &input.junit),
-        ("--markdown", &input.markdown),
+        ("--json-file", &asked.out.file),
+        ("--junit", &asked.junit),
+        ("--markdown", &asked.markdown),
     ] {
         report_path(flag, path.as_deref())?;
     }
-    let jobs = jobs(session, input).await?;
+    let jobs = jobs(session, asked).await?;
     let profiles: Vec<Profile> = {
         let mut seen: Vec<Profile> = Vec::new();
         for j in &jobs {
@@ -62,7 +62,7 @@ pub async fn run(
     let terminal = RefCell::new(Terminal::new(console.answer(), console));
     let mut emit = |e: Event<'_>| {
         // With --json, stdout carries only the JSON document.
-        if !(input.out.json && matches!(e, Event::GateFinished(_))) {
+        if !(asked.out.json && matches!(e, Event::GateFinished(_))) {
             terminal.borrow_mut().event(&e);
         }
     };
@@ -82,7 +82,7 @@ pub async fn run(
             ));
         }
     };
-    let plan = BatchPlan::new(input.run.limits, &mut on_env);
+    let plan = BatchPlan::new(asked.run.limits, &mut on_env);
     let batch = batch::run(session, plan, &jobs, &mut emit).await?;
     let mut statuses: Vec<_> = pending
         .into_inner()
@@ -98,7 +98,7 @@ pub async fn run(
             note.during.as_deref().unwrap_or("set-up")
         ));
     }
-    if input.out.json {
+    if asked.out.json {
         console.print(&format!(
             "{}\n",
             json::render(&batch.results, note.clone(), &statuses)
@@ -110,15 +110,15 @@ pub async fn run(
     if github::in_actions() {
         // With --json, stdout carries only the JSON document; GitHub reads
         // workflow commands from stderr too.
-        let mut screen = console.screen(input.out.json);
+        let mut screen = console.screen(asked.out.json);
         for line in github::annotations(&project.root, &batch.results) {
             let _ = writeln!(screen, "{line}");
         }
     }
     let mut exports = ExportManager::new();
-    exports.add(Format::Json, input.out.file.as_deref());
-    exports.add(Format::Junit, input.junit.as_deref());
-    exports.add(Format::Markdown, input.markdown.as_deref());
+    exports.add(Format::Json, asked.out.file.as_deref());
+    exports.add(Format::Junit, asked.junit.as_deref());
+    exports.add(Format::Markdown, asked.markdown.as_deref());
     exports.with_step_summary(github::step_summary());
     let export = ExportInput {
         results: &batch.results,
@@ -144,19 +144,19 @@ pub async fn run(
 /// interface. With no server asked for, that interface's default; with one
 /// that speaks the other, the run is refused before anything starts (a
 /// row of `all` is not applicable there instead).
-async fn jobs(session: &Session, input: &GateCommand) -> Result<Vec<Job>, String> {
+async fn jobs(session: &Session, asked: &GateCommand) -> Result<Vec<Job>, String> {
     let project = session.project();
-    let server = input
+    let server = asked
         .server
         .clone()
         .unwrap_or_else(|| Interface::Wsgi.default_server().into());
-    let (rows, profile) = crate::spec::row::rows_and_profile(project, &input.rows, &server)?;
+    let (rows, profile) = crate::spec::row::rows_and_profile(project, &asked.rows, &server)?;
     let mut jobs: Vec<Job> = Vec::new();
     let mut refusals = Vec::new();
     let env = session.python()?;
-    let all = input.rows.iter().any(|r| r == "all");
+    let all = asked.rows.iter().any(|r| r == "all");
     for mut row in rows {
-        input.run.apply(&mut row);
+        asked.run.apply(&mut row);
         let mut job_profile = profile.clone();
         if !row.servers().is_empty() {
             let app_dir = crate::gate::app_dir_of(project, &row);
@@ -181,7 +181,7 @@ async fn jobs(session: &Session, input: &GateCommand) -> Result<Vec<Job>, String
                 Err(e) => return Err(format!("{}: {e}", row.id)),
             };
             if found.interface != profile.interface {
-                if input.server.is_none() {
+                if asked.server.is_none() {
                     job_profile = crate::spec::resolve_profile(
                         &project.servers_dir(),
                         found.interface.default_server(),

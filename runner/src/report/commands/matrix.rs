@@ -13,7 +13,7 @@ use crate::console::{Console, JsonOut};
 use crate::exit::Finish;
 use crate::gate::batch::{self, BatchPlan, Job};
 use crate::gate::event::Event;
-use crate::gate::request::RunPlan;
+use crate::gate::input::RunPlan;
 use crate::host::project::Project;
 use crate::report::export::{github, junit};
 use crate::report::matrix::{Entry, Matrix, RowHead};
@@ -63,13 +63,13 @@ impl MatrixCommand {
 
 pub async fn run(
     session: &Session,
-    input: &MatrixCommand,
+    asked: &MatrixCommand,
     console: &dyn Console,
 ) -> Result<Finish, String> {
-    input.check()?;
+    asked.check()?;
     let project = session.project();
     let started = Instant::now();
-    let rows = crate::spec::row::resolve_rows(&project.specs_dir(), &input.rows)
+    let rows = crate::spec::row::resolve_rows(&project.specs_dir(), &asked.rows)
         .map_err(|e| e.to_string())?;
     let heads: Vec<RowHead> = rows
         .iter()
@@ -81,20 +81,20 @@ pub async fn run(
             on_servers: !r.servers().is_empty(),
         })
         .collect();
-    let profiles = crate::server::choose::profiles_named(project, &input.servers)?;
-    if !input.from.is_empty() {
-        let reports = input
+    let profiles = crate::server::choose::profiles_named(project, &asked.servers)?;
+    if !asked.from.is_empty() {
+        let reports = asked
             .from
             .iter()
             .map(|path| merge::read(path))
             .collect::<Result<Vec<_>, _>>()?;
         let names: Vec<String> = profiles.iter().map(|p| p.name.clone()).collect();
-        let asked = merge::Asked {
-            rows: !input.rows.is_empty(),
-            servers: !input.servers.is_empty(),
+        let wanted = merge::Asked {
+            rows: !asked.rows.is_empty(),
+            servers: !asked.servers.is_empty(),
         };
-        let matrix = merge::merge_asked(heads, &names, &reports, asked);
-        return finish(project, input, &matrix, None, console);
+        let matrix = merge::merge_asked(heads, &names, &reports, wanted);
+        return finish(project, asked, &matrix, None, console);
     }
     let mut jobs = Vec::new();
     for row in &rows {
@@ -107,7 +107,7 @@ pub async fn run(
         };
         for profile in on {
             let mut row = row.clone();
-            input.run.apply(&mut row);
+            asked.run.apply(&mut row);
             jobs.push(Job {
                 row,
                 profile: profile.clone(),
@@ -127,7 +127,7 @@ pub async fn run(
             env.python.clone(),
         ));
     };
-    let plan = BatchPlan::new(input.run.limits, &mut on_env);
+    let plan = BatchPlan::new(asked.run.limits, &mut on_env);
     let batch = batch::run(session, plan, &jobs, &mut emit).await?;
     let mut statuses = pending.and_then(|h| h.join().ok()).unwrap_or_default();
     if statuses.is_empty() {
@@ -163,7 +163,7 @@ pub async fn run(
         wall: started.elapsed(),
         interrupted: batch.interrupted,
     };
-    finish(project, input, &matrix, batch.signal, console)
+    finish(project, asked, &matrix, batch.signal, console)
 }
 
 /// Prints the matrix (or its JSON document), writes the files asked for
@@ -171,18 +171,18 @@ pub async fn run(
 /// its verdicts.
 fn finish(
     project: &Project,
-    input: &MatrixCommand,
+    asked: &MatrixCommand,
     matrix: &Matrix,
     interrupted: Option<i32>,
     console: &dyn Console,
 ) -> Result<Finish, String> {
-    if !input.out.json {
+    if !asked.out.json {
         console.print(&matrix.render_text());
     }
-    let mut write_error = input.out.emit(console, &matrix.render_json()).err();
+    let mut write_error = asked.out.emit(console, &matrix.render_json()).err();
     for (path, text) in [
-        (&input.markdown, matrix.render_markdown()),
-        (&input.junit, junit::render_matrix(matrix, &project.root)),
+        (&asked.markdown, matrix.render_markdown()),
+        (&asked.junit, junit::render_matrix(matrix, &project.root)),
     ] {
         if let Some(path) = path {
             if let Err(e) = std::fs::write(path, text) {

@@ -12,7 +12,7 @@ use crate::console::{Console, JsonOut};
 use crate::exit::Finish;
 use crate::gate::batch::{self, BatchPlan, Job};
 use crate::gate::event::Event;
-use crate::gate::request::RunPlan;
+use crate::gate::input::RunPlan;
 use crate::report::bundle;
 use crate::report::export::json::JsonExporter;
 use crate::report::export::{iso8601, ExportInput, Exporter};
@@ -35,14 +35,14 @@ pub struct SignoffCommand {
 
 pub async fn run(
     session: &Session,
-    input: &SignoffCommand,
+    asked: &SignoffCommand,
     console: &dyn Console,
 ) -> Result<Finish, String> {
     let project = session.project();
     let (started, clock) = (SystemTime::now(), Instant::now());
-    input.report.check()?;
-    let (rows, profile) = crate::spec::row::rows_and_profile(project, &input.rows, &input.server)?;
-    let out = input.out.clone().unwrap_or_else(|| {
+    asked.report.check()?;
+    let (rows, profile) = crate::spec::row::rows_and_profile(project, &asked.rows, &asked.server)?;
+    let out = asked.out.clone().unwrap_or_else(|| {
         let stamp: String = iso8601(started)
             .chars()
             .filter(|c| *c != ':' && *c != '-')
@@ -57,7 +57,7 @@ pub async fn run(
         .into_iter()
         .map(|mut row| {
             // Sign-off spends the budget a CI gate only spends when in doubt.
-            let n = input.run.trials.unwrap_or(row.trials.max);
+            let n = asked.run.trials.unwrap_or(row.trials.max);
             row.trials = Trials { min: n, max: n };
             Job {
                 row,
@@ -67,13 +67,13 @@ pub async fn run(
         .collect();
 
     // With --json, the answer's stream carries only the JSON document.
-    let terminal = RefCell::new(Terminal::new(console.screen(input.report.json), console));
+    let terminal = RefCell::new(Terminal::new(console.screen(asked.report.json), console));
     let mut emit = |e: Event<'_>| terminal.borrow_mut().event(&e);
     let mut fingerprint = None;
     let mut on_env = |env: &crate::host::pyenv::PythonEnv| {
         fingerprint = Some(Fingerprint::start(&project.root, &profile, &env.python));
     };
-    let plan = BatchPlan::new(input.run.limits, &mut on_env);
+    let plan = BatchPlan::new(asked.run.limits, &mut on_env);
     let batch = batch::run(session, plan, &jobs, &mut emit).await?;
     terminal.borrow_mut().summary(&batch.results);
     let note = batch.interrupted.clone();
@@ -89,12 +89,12 @@ pub async fn run(
         wall: clock.elapsed(),
     };
     let written = bundle::write(&out, &export, fingerprint.as_ref())?;
-    input.report.emit(console, &JsonExporter.render(&export))?;
+    asked.report.emit(console, &JsonExporter.render(&export))?;
     let mut listing = format!("sign-off bundle: {}\n", out.display());
     for (name, bytes) in written {
         listing.push_str(&format!("  {bytes:>9}  {name}\n"));
     }
-    let _ = std::io::Write::write_all(&mut console.screen(input.report.json), listing.as_bytes());
+    let _ = std::io::Write::write_all(&mut console.screen(asked.report.json), listing.as_bytes());
     let verdicts = batch.results.iter().map(|r| r.counts_as()).collect();
     Ok(Finish::ended(batch.signal, verdicts))
 }
