@@ -51,10 +51,10 @@ impl SweepCommand {
                 server: if self.server_given {
                     self.input.server.clone()
                 } else {
-                    row.request.server.clone()
+                    row.input.server.clone()
                 },
                 machine_wait_ms: self.input.machine_wait_ms,
-                ..row.request.clone()
+                ..row.input.clone()
             },
             None => self.input.clone(),
         }
