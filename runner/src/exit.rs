@@ -44,6 +44,69 @@ pub fn code(outcome: Outcome, verdicts: &[Verdict]) -> u8 {
     }
 }
 
+/// How a command ended: what `main` turns into the exit code with [`code`].
+#[derive(Debug)]
+pub struct Finish {
+    pub outcome: Outcome,
+    pub verdicts: Vec<Verdict>,
+}
+
+impl Finish {
+    pub fn verdicts(verdicts: Vec<Verdict>) -> Self {
+        Self {
+            outcome: Outcome::Verdicts,
+            verdicts,
+        }
+    }
+
+    pub fn ok() -> Self {
+        Self::verdicts(Vec::new())
+    }
+
+    /// No verdict could be had: the input or a figure was missing.
+    pub fn cannot_judge() -> Self {
+        Self::verdicts(vec![Verdict::CannotJudge])
+    }
+
+    /// The input could not be used.
+    pub fn unusable() -> Self {
+        Self {
+            outcome: Outcome::Unusable,
+            verdicts: Vec::new(),
+        }
+    }
+
+    /// Stopped by `signal` (SIGINT, SIGTERM), with the verdicts reached.
+    pub fn interrupted(signal: i32, verdicts: Vec<Verdict>) -> Self {
+        Self {
+            outcome: Outcome::Interrupted { signal },
+            verdicts,
+        }
+    }
+
+    /// The verdicts, or an interruption carrying them.
+    pub fn ended(interrupted: Option<i32>, verdicts: Vec<Verdict>) -> Self {
+        match interrupted {
+            Some(signal) => Self::interrupted(signal, verdicts),
+            None => Self::verdicts(verdicts),
+        }
+    }
+
+    /// Unusable when any of the inputs checked was bad.
+    pub fn unusable_if(bad: usize) -> Self {
+        if bad > 0 {
+            Self::unusable()
+        } else {
+            Self::ok()
+        }
+    }
+
+    /// The exit code.
+    pub fn code(&self) -> u8 {
+        code(self.outcome, &self.verdicts)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

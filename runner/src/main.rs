@@ -23,5 +23,5 @@ fn main() -> ExitCode {
         }
     };
     let finish = runtime.block_on(cli::dispatch(cli));
-    ExitCode::from(exit::code(finish.outcome, &finish.verdicts))
+    ExitCode::from(finish.code())
 }

@@ -13,12 +13,14 @@
 //! rows' pins; finding one costs no Python start.
 
 use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use fs4::FileExt;
 use sha2::{Digest, Sha256};
 
+use crate::console::Console;
+use crate::exit::Finish;
 use crate::host::project::Project;
 use crate::host::pyenv::{self, Want};
 use crate::host::requires::{self, Missing, Requirement};
@@ -65,10 +67,10 @@ pub fn every_row(
     std::fs::create_dir_all(&state).map_err(|e| format!("{}: {e}", state.display()))?;
     let lock_path = state.join("setup.lock");
     let lock = File::create(&lock_path).map_err(|e| format!("{}: {e}", lock_path.display()))?;
-    // SAFETY: flock on a descriptor we own; released when `lock` drops (or
-    // the process dies). Blocking: whoever holds it is installing, and each
-    // of its steps is bounded.
-    unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) };
+    // Released when `lock` drops (or the process dies). Blocking: whoever
+    // holds it is installing, and each of its steps is bounded. (fs4's, not
+    // std's `File::lock`: newer than 1.85.)
+    FileExt::lock(&lock).map_err(|e| format!("{}: {e}", lock_path.display()))?;
 
     let wanted = wanted(rows)?;
     let requirements = project.servers_dir().join("requirements.txt");
@@ -139,6 +141,84 @@ fn stamp_key(server_pins: &[u8], want: Want<'_>, wanted: &[Requirement]) -> Stri
         hash.update(format!("{}\n", r.written()));
     }
     format!("{:x}", hash.finalize())
+}
+
+/// `runner prepare [--server NAME] [--rows ROWS|all]`: the Python
+/// environment, made ready ahead of any gate (with a `server`, only that
+/// server's pin); with `rows`, also the pinned extra packages those rows
+/// need (only into the runner's own venv, and saying what it installs).
+pub fn prepare(
+    project: &Project,
+    python: Option<&Path>,
+    rows: &[String],
+    server: Option<&str>,
+    console: &dyn Console,
+) -> Result<Finish, String> {
+    let profile = server
+        .map(|s| crate::spec::resolve_profile(&project.servers_dir(), s))
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    let want = match profile.as_ref().map(|p| p.package.as_deref()) {
+        None => Want::All,
+        Some(Some(package)) => Want::Package(package),
+        // A server that is not a Python package (an external program)
+        // needs no pin of its own.
+        Some(None) => Want::Any,
+    };
+    let env = pyenv::prepare_for(project, python, want, &mut |p| console.note(&p.to_string()))
+        .map_err(|e| e.to_string())?;
+    console.print(&format!("python: {}\n", env.python.display()));
+    if !rows.is_empty() {
+        install_row_requirements(project, python, &env.python, rows, console)?;
+    }
+    console.print(&pyenv::installed_versions(&env).map_err(|e| e.to_string())?);
+    Ok(Finish::ok())
+}
+
+/// Installs what `rows` need and `python` lacks; refuses to touch an
+/// interpreter the user named with --python (it prints the command instead).
+fn install_row_requirements(
+    project: &Project,
+    user_python: Option<&Path>,
+    python: &Path,
+    rows: &[String],
+    console: &dyn Console,
+) -> Result<(), String> {
+    let rows =
+        crate::spec::row::resolve_rows(&project.specs_dir(), rows).map_err(|e| e.to_string())?;
+    let wanted = wanted(&rows)?;
+    let missing = missing(python, &wanted)?;
+    if missing.is_empty() {
+        if !wanted.is_empty() {
+            let pins: Vec<String> = wanted.iter().map(|r| r.written()).collect();
+            console.print(&format!(
+                "row requirements: {} (installed)\n",
+                pins.join(", ")
+            ));
+        }
+        return Ok(());
+    }
+    let pins: Vec<_> = missing.iter().map(|m| m.requirement.clone()).collect();
+    if user_python.is_some() {
+        return Err(format!(
+            "the rows need packages {} lacks, and --python names your interpreter, which the runner does \
+             not change: {}",
+            python.display(),
+            requires::install_command(python, &pins)
+        ));
+    }
+    let what: Vec<String> = pins.iter().map(|r| r.written()).collect();
+    console.note(&format!(
+        "installing what the rows need into {}: {}",
+        python.display(),
+        what.join(", ")
+    ));
+    install(project, python, &pins)?;
+    console.print(&format!(
+        "row requirements: {} (installed now)\n",
+        what.join(", ")
+    ));
+    Ok(())
 }
 
 #[cfg(test)]

@@ -2,8 +2,11 @@
 //! and `main.rs` aside) may import only modules on its own layer or below,
 //! and no two modules import each other, even through others: neither two
 //! top modules (`host`, `probe`) nor two files or folders of one module
-//! (`advise/headroom.rs` and `advise/request.rs`). The layers, lowest first,
+//! (`advise/headroom.rs` and `advise/input.rs`). The layers, lowest first,
 //! are declared here; a unit is a top module.
+//!
+//! No engine file prints or takes the process's stdout or stderr: it
+//! writes to the `Console` the binary hands it.
 //!
 //! Imports are read from the whole source (`crate::` and `super::` paths,
 //! grouped ones like `use crate::{a::x, b::y}` expanded); only test modules
@@ -16,7 +19,7 @@ use std::path::{Path, PathBuf};
 /// Lowest first. A module matches its longest listed prefix.
 const LAYERS: &[&[&str]] = &[
     // Leaves: hashing the fixture's work, request fields, statistics, words.
-    &["digest", "request", "stats", "text"],
+    &["console", "digest", "input", "stats", "text"],
     // The machine: processes, signals, the lock, the venv, limits.
     &["host"],
     // One measuring session: the project, the lock, Python, signals.
@@ -226,6 +229,28 @@ fn imports(me: &[String], source: &str) -> Vec<Vec<String>> {
     out
 }
 
+/// The lines of `code` that print or take the process's own streams (the
+/// engine writes only to the `Console` the binary hands it); comments
+/// aside.
+fn prints(code: &str) -> impl Iterator<Item = &str> {
+    const PRINTING: [&str; 7] = [
+        "print!(",
+        "println!(",
+        "eprint!(",
+        "eprintln!(",
+        "dbg!(",
+        "stdout()",
+        "stderr()",
+    ];
+    code.lines().filter(|line| {
+        let code = line.find("//").map_or(*line, |i| &line[..i]);
+        PRINTING.iter().any(|p| {
+            code.match_indices(p)
+                .any(|(at, _)| !code[..at].ends_with(|c: char| is_ident(c)))
+        })
+    })
+}
+
 /// Every cycle in `edges`, once per edge on it, as a message.
 fn circles(edges: &BTreeMap<String, BTreeSet<String>>, what: &str) -> Vec<String> {
     let mut problems = Vec::new();
@@ -284,6 +309,12 @@ fn check(files: &[(PathBuf, String)]) -> Vec<String> {
                 problems.push(format!("{}: mentions clap: {line}", rel.display()));
             }
         }
+        problems.extend(prints(&without_test_blocks(source)).map(|line| {
+            format!(
+                "{}: prints (write to the Console it is given): {line}",
+                rel.display()
+            )
+        }));
         for path in imports(&me, source) {
             if path.first().map(String::as_str) == Some("cli") {
                 problems.push(format!(
@@ -388,6 +419,31 @@ fn an_upward_import_a_circle_and_clap_are_caught() {
     assert!(check(&cli)[0].contains("the CLI"));
     let clap = [file("kernel/noise.rs", "#[derive(clap::ValueEnum)]\n")];
     assert!(check(&clap)[0].contains("clap"));
+}
+
+#[test]
+fn an_engine_file_that_prints_is_caught() {
+    for code in [
+        "fn f() { println!(\"x\"); }\n",
+        "fn f() { eprint!(\"x\"); }\n",
+        "fn f() { let _ = std::io::stdout().lock(); }\n",
+        "fn f() -> Box<dyn Write> { Box::new(io::stderr()) }\n",
+    ] {
+        let printing = [file("sweep/x.rs", code)];
+        assert!(
+            check(&printing).iter().any(|p| p.contains("prints")),
+            "{code}: {:?}",
+            check(&printing)
+        );
+    }
+    // Its twin: writing to a console, a comment, a test module, and a
+    // name that merely ends so, pass.
+    let quiet = [file(
+        "sweep/x.rs",
+        "// println!(\"x\")\nfn f(c: &dyn Console) { c.note(\"x\"); writeln!(w, \"x\"); }\n\
+         fn g() { my_stdout(); }\n#[cfg(test)]\nmod tests { fn t() { println!(\"x\"); } }\n",
+    )];
+    assert!(check(&quiet).is_empty(), "{:?}", check(&quiet));
 }
 
 #[test]

@@ -19,11 +19,12 @@
 //! code never prints; `render` and the command do.
 
 pub mod call;
+pub mod command;
 pub mod headroom;
+pub mod input;
 pub mod pair;
 pub mod placement;
 pub mod render;
-pub mod request;
 pub mod run;
 
 use schemars::JsonSchema;

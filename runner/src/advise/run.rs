@@ -4,8 +4,8 @@
 
 use std::time::Instant;
 
+use super::input::AdvisePlan;
 use super::placement::{self, Place};
-use super::request::AdvisePlan;
 use super::{call, headroom, pair, AdviceReport, GilAnswer};
 use crate::server::interface::ASGI_FIXTURE;
 use crate::session::Session;

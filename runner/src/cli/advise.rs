@@ -1,27 +1,17 @@
-//! `runner advise --path PATH [--call MODULE:FUNCTION [--arg LITERAL]...]
-//! [--server S] [--app MODULE:ATTR --app-dir DIR] [--json]`: the
-//! deployment rule for one view (see `runner::advise`, docs/deployment-rule.md).
-//!
-//! Exit code: 0 when it advises; 2 when a figure could not be had (no
-//! scheduler accounting, a reading between its bands, a sweep with errors,
-//! a server that would not start) or the input is unusable: no advice is
-//! ever a guess. 130/143 when interrupted (every server stopped first).
+//! The flags of `runner advise`; the run is `runner::advise::command`.
 
 use clap::Args;
 
-use runner::advise::request::{AdviseField, AdviseRequest};
-use runner::advise::run::{advise, Question};
-use runner::advise::{headroom, render};
-use runner::host::limits::Limits;
-use runner::host::signals;
-use runner::request::FieldError;
+use runner::advise::command::{self, AdviseCommand};
+use runner::advise::input::{AdviseField, AdviseInput};
+use runner::input::FieldError;
+use runner::server::choose::server_name;
 use runner::session::Session;
-use runner::sweep::request::DEFAULT_PATH;
-use runner::verdict::Verdict;
+use runner::sweep::input::DEFAULT_PATH;
 
-use super::args::{sweep_flag, AppArgs, JsonArgs};
-use super::interface;
-use super::{unusable, Finish};
+use super::args::{sweep_flag, AppArgs, JsonArgs, LimitArgs};
+use super::console::Std;
+use super::{or_unusable, Finish};
 
 #[derive(Debug, Args)]
 pub struct AdviseArgs {
@@ -55,30 +45,24 @@ pub struct AdviseArgs {
     #[command(flatten)]
     pub out: JsonArgs,
 
-    /// Bound on any one request (and on opening a connection).
-    #[arg(long, default_value_t = Limits::DEFAULT_REQUEST_MS, value_name = "MS")]
-    pub request_timeout_ms: u64,
-
-    /// How long each measurement waits for a gate or sweep running on this
-    /// machine (they take turns).
-    #[arg(long, default_value_t = Limits::DEFAULT_MACHINE_WAIT_MS, value_name = "MS")]
-    pub machine_wait_ms: u64,
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 impl AdviseArgs {
-    fn request(&self) -> AdviseRequest {
-        AdviseRequest {
+    fn input(&self) -> AdviseInput {
+        AdviseInput {
             path: self.path.clone(),
             call: self.call.clone(),
             args: self.args.clone(),
-            server: interface::server_name(self.server.as_deref(), self.app.interface),
+            server: server_name(self.server.as_deref(), self.app.interface),
             app: self.app.app.clone(),
             app_dir: self.app.app_dir.clone(),
             ready_path: self.app.ready_path.clone(),
             env: self.app.env(),
             ready_timeout_ms: self.app.ready_timeout_ms,
-            request_timeout_ms: self.request_timeout_ms,
-            machine_wait_ms: self.machine_wait_ms,
+            request_timeout_ms: self.limits.request_timeout_ms,
+            machine_wait_ms: self.limits.machine_wait_ms,
         }
     }
 }
@@ -93,97 +77,12 @@ fn advise_flag(e: &FieldError<AdviseField>) -> String {
 }
 
 pub async fn run(session: &Session, args: &AdviseArgs) -> Finish {
-    let project = session.project();
-    if let Err(e) = args.out.check() {
-        return unusable(&e);
-    }
-    let mut request = args.request();
-    let fixture_dir = interface::fixture_dir(project, &request.server);
-    let mut opts = match request.plan(&fixture_dir, &project.servers_dir()) {
-        Ok(o) => o,
-        Err(e) => return unusable(&advise_flag(&e)),
+    let input = AdviseCommand {
+        input: args.input(),
+        server_given: args.server.is_some(),
+        interface: args.app.interface,
+        out: args.out.out(),
+        name: advise_flag,
     };
-    // The user's app: served on a server that speaks its interface, found
-    // by importing it, or refused before anything starts.
-    if !opts.headroom.fixture {
-        let env = match session.python() {
-            Ok(env) => env,
-            Err(e) => return unusable(&e),
-        };
-        let settled = match interface::settle(
-            project,
-            &env.python,
-            &opts.headroom.app,
-            &opts.headroom.app_dir,
-            args.app.interface,
-            &opts.headroom.profile,
-            args.server.is_some(),
-        )
-        .await
-        {
-            Ok(s) => s,
-            Err(e) => return unusable(&e),
-        };
-        if let Some(found) = &settled.found {
-            eprintln!(
-                "advise: {} is {} ({}): {}",
-                opts.headroom.app, found.what, found.why, settled.interface
-            );
-        }
-        if let Some(other) = settled.profile {
-            eprintln!(
-                "advise: serving it on {} (no --server given; the {} default)",
-                other.name, settled.interface
-            );
-            request.server = other.file.display().to_string();
-            let fixture_dir = interface::fixture_dir(project, &request.server);
-            opts = match request.plan(&fixture_dir, &project.servers_dir()) {
-                Ok(o) => o,
-                Err(e) => return unusable(&advise_flag(&e)),
-            };
-        }
-    }
-    let mut on = |q: Question| {
-        match q {
-        Question::Placement => eprintln!(
-            "advise {}: where does the view run, on the event loop or in the threadpool?",
-            opts.path
-        ),
-        Question::MovedToThread => eprintln!(
-            "advise {}: would it scale moved to a thread? (the GIL question, the view run on a pool thread)",
-            opts.path
-        ),
-        Question::Releases => eprintln!(
-            "advise {}: question 1, does the work release the GIL?",
-            opts.path
-        ),
-        Question::Headroom => eprintln!(
-            "advise {}: question 2, is there headroom? (threads {:?})",
-            opts.path,
-            headroom::THREADS
-        ),
-    }
-    };
-    let report = match session.cancellable(advise(session, &opts, &mut on)).await {
-        Ok(Ok(report)) => report,
-        Ok(Err(e)) => return unusable(&e),
-        Err(signal) => {
-            eprintln!(
-                "interrupted by {}; every server was stopped",
-                signals::name(signal)
-            );
-            return Finish::interrupted(signal, Vec::new());
-        }
-    };
-    match args.out.emit_value(&report) {
-        Ok(true) => {}
-        Ok(false) => print!("{}", render::render(&report)),
-        Err(e) => return unusable(&e),
-    }
-    if report.advice.is_some() {
-        Finish::ok()
-    } else {
-        eprintln!("cannot judge: {}", report.reason);
-        Finish::verdicts(vec![Verdict::CannotJudge])
-    }
+    or_unusable(command::run(session, &input, &Std).await)
 }

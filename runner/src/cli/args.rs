@@ -1,14 +1,27 @@
 //! Flag groups several commands share (`#[command(flatten)]`), and the
-//! flag each engine request field is spelled as on the command line.
-
-use std::path::Path;
+//! flag each engine input field is spelled as on the command line.
 
 use clap::Args;
 
-use runner::gate::request::{RunField, RunPlan, RunRequest};
+use runner::console::JsonOut;
+use runner::gate::input::{RunField, RunInput, RunPlan};
 use runner::host::limits::Limits;
-use runner::request::FieldError;
-use runner::sweep::request::SweepField;
+use runner::input::FieldError;
+use runner::sweep::input::SweepField;
+
+/// The bounds of a measurement: shared by every command that measures.
+#[derive(Debug, Args)]
+pub struct LimitArgs {
+    /// Bound on any one request (and on opening a connection, and on each
+    /// capacity-control sample).
+    #[arg(long, default_value_t = Limits::DEFAULT_REQUEST_MS, value_name = "MS")]
+    pub request_timeout_ms: u64,
+
+    /// How long to wait for a gate, sweep or probe running on this machine
+    /// (they take turns: two at once would measure each other).
+    #[arg(long, default_value_t = Limits::DEFAULT_MACHINE_WAIT_MS, value_name = "MS")]
+    pub machine_wait_ms: u64,
+}
 
 /// How gates run: shared by every command that runs them.
 #[derive(Debug, Args)]
@@ -18,28 +31,20 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     pub trials: Option<u32>,
 
-    /// Bound on any one request, and on each capacity-control sample.
-    #[arg(long, default_value_t = Limits::DEFAULT_REQUEST_MS, value_name = "MS")]
-    pub request_timeout_ms: u64,
-
-    /// How long a gate waits for another gate on this machine (they take
-    /// turns: two at once would measure each other).
-    #[arg(long, default_value_t = Limits::DEFAULT_MACHINE_WAIT_MS, value_name = "MS")]
-    pub machine_wait_ms: u64,
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 impl RunArgs {
-    pub fn request(&self) -> RunRequest {
-        RunRequest {
-            trials: self.trials,
-            request_timeout_ms: self.request_timeout_ms,
-            machine_wait_ms: self.machine_wait_ms,
-        }
-    }
-
     /// The checked request, or the error naming the flag.
     pub fn plan(&self) -> Result<RunPlan, String> {
-        self.request().plan().map_err(|e| run_flag(&e))
+        RunInput {
+            trials: self.trials,
+            request_timeout_ms: self.limits.request_timeout_ms,
+            machine_wait_ms: self.limits.machine_wait_ms,
+        }
+        .plan()
+        .map_err(|e| run_flag(&e))
     }
 }
 
@@ -70,16 +75,9 @@ pub fn sweep_flag(field: SweepField) -> &'static str {
     }
 }
 
-/// A report file must be a file path (its folder is created when missing).
-pub fn report_path(flag: &str, path: Option<&Path>) -> Result<(), String> {
-    match path {
-        Some(p) if p.as_os_str().is_empty() => Err(format!("{flag}: give a file path")),
-        Some(p) if p.is_dir() => Err(format!(
-            "{flag} {}: is a folder; give a file path inside it",
-            p.display()
-        )),
-        _ => Ok(()),
-    }
+/// `--interface wsgi|asgi`, for clap.
+pub fn parse_interface(text: &str) -> Result<runner::spec::Interface, String> {
+    runner::spec::Interface::parse(text).ok_or_else(|| format!("{text:?}: use wsgi or asgi"))
 }
 
 /// The app a server serves: the user's own, or the fixture.
@@ -94,7 +92,7 @@ pub struct AppArgs {
     /// The app's interface, instead of importing it to find out; with no
     /// --server, it also picks the server (granian for wsgi, uvicorn for
     /// asgi).
-    #[arg(long, value_name = "wsgi|asgi", value_parser = super::interface::parse_interface)]
+    #[arg(long, value_name = "wsgi|asgi", value_parser = parse_interface)]
     pub interface: Option<runner::spec::Interface>,
 
     /// The folder --app is imported from (the server's working directory).
@@ -120,7 +118,7 @@ pub struct AppArgs {
 }
 
 impl AppArgs {
-    /// `--env`, as the request's map (a later NAME wins).
+    /// `--env`, as the input's map (a later NAME wins).
     pub fn env(&self) -> std::collections::BTreeMap<String, String> {
         self.env.iter().cloned().collect()
     }
@@ -167,49 +165,11 @@ pub struct JsonArgs {
 }
 
 impl JsonArgs {
-    /// Checks `--json-file` before anything runs.
-    pub fn check(&self) -> Result<(), String> {
-        report_path("--json-file", self.json_file.as_deref())
-    }
-
-    /// Prints `json` with `--json` and writes it with `--json-file`; true
-    /// when stdout carries it (the caller prints the text otherwise).
-    pub fn emit(&self, json: &str) -> Result<bool, String> {
-        if let Some(path) = &self.json_file {
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir).map_err(|e| {
-                    format!(
-                        "--json-file {}: cannot create {}: {e}",
-                        path.display(),
-                        dir.display()
-                    )
-                })?;
-            }
-            std::fs::write(path, with_newline(json))
-                .map_err(|e| format!("--json-file {}: cannot write: {e}", path.display()))?;
-            eprintln!("wrote {}", path.display());
+    /// The engine's JSON output.
+    pub fn out(&self) -> JsonOut {
+        JsonOut {
+            json: self.json,
+            file: self.json_file.clone(),
         }
-        if self.json {
-            print!("{}", with_newline(json));
-        }
-        Ok(self.json)
-    }
-
-    /// [`Self::emit`] of a value, serialised.
-    pub fn emit_value<T: serde::Serialize>(&self, value: &T) -> Result<bool, String> {
-        if !self.json && self.json_file.is_none() {
-            return Ok(false);
-        }
-        let json = serde_json::to_string_pretty(value)
-            .map_err(|e| format!("cannot write the JSON report: {e}"))?;
-        self.emit(&json)
-    }
-}
-
-fn with_newline(text: &str) -> String {
-    if text.ends_with('\n') {
-        text.to_string()
-    } else {
-        format!("{text}\n")
     }
 }

@@ -1,30 +1,14 @@
-//! `runner gil-probe MODULE:FUNCTION [--arg LITERAL]... [--setup M:F]
-//! [--expect releases|holds] [--scale 1,2,4] [--json]`: the GIL probe, ad
-//! hoc, for a maintainer at a terminal.
-//!
-//! It runs in the interpreter given with `--python` (default: the runner's
-//! `.gates/venv`), because the question is about the user's build of their
-//! library. Exit 0 with "releases" or "holds" and the figures; 2 when it
-//! cannot judge (the message says why); with `--expect`, 1 on the other
-//! answer. It takes the machine's measuring turn like any gate, so two
-//! probes never read each other as load.
-
-use std::time::Duration;
+//! The flags of `runner gil-probe`; the run is `runner::probe::gil::command`.
 
 use clap::Args;
 
 use runner::host::limits::Limits;
-use runner::host::signals;
-use runner::probe::gil::ask::{ask, stage_plans, stage_table, Asked, Report, StageError};
-use runner::probe::gil::plan::{PlanError, PyLiteral};
-use runner::probe::gil::render::verdict_text;
-use runner::probe::gil::stages::render as render_stages;
-use runner::probe::gil::{Expect, GilBlock, GilPlan, InstrumentChoice};
+use runner::probe::gil::command::{self, GilProbeCommand};
 use runner::session::Session;
-use runner::verdict::Verdict;
 
 use super::args::JsonArgs;
-use super::{unusable, Finish};
+use super::console::Std;
+use super::{or_unusable, Finish};
 
 #[derive(Debug, Args)]
 pub struct GilProbeArgs {
@@ -85,191 +69,19 @@ pub struct GilProbeArgs {
     pub machine_wait_ms: u64,
 }
 
-/// The block the flags describe, as a row would write it.
-fn block(args: &GilProbeArgs) -> Result<GilBlock, String> {
-    match (&args.call, &args.setup) {
-        (None, None) => return Err(
-            "give the call as MODULE:FUNCTION (time:sleep --arg 0.005), or --setup MODULE:FUNCTION"
-                .into(),
-        ),
-        (Some(c), Some(s)) => {
-            return Err(format!(
-                "{c} and --setup {s}: give one; the setup returns the callable and its args"
-            ))
-        }
-        _ => {}
-    }
-    let expect = match args.expect.as_deref() {
-        None => None,
-        Some(s) => {
-            Some(Expect::parse(s).ok_or_else(|| format!("--expect {s}: use releases or holds"))?)
-        }
-    };
-    let instrument = match args.instrument.as_str() {
-        "auto" => InstrumentChoice::Auto,
-        "schedstat" if runner::kernel::schedstat::forced_off() => {
-            return Err(
-                "--instrument schedstat reads the accounting that --witness off turns off; drop one of them"
-                    .into(),
-            )
-        }
-        "schedstat" => InstrumentChoice::Schedstat,
-        "iterations" => InstrumentChoice::Iterations,
-        "sampled" => InstrumentChoice::Sampled,
-        other => {
-            return Err(format!(
-                "--instrument {other}: use auto, schedstat, iterations or sampled"
-            ))
-        }
-    };
-    Ok(GilBlock {
-        call: args.call.clone(),
-        setup: args.setup.clone(),
-        args: args
-            .args
-            .iter()
-            .map(|a| PyLiteral::Source(a.clone()))
-            .collect(),
-        expect,
-        round_ms: args.round_ms,
-        rounds: args.rounds,
-        instrument: Some(instrument),
-        scale: args.scale.clone(),
-        ..Default::default()
-    })
-}
-
 pub async fn run(session: &Session, args: &GilProbeArgs) -> Finish {
-    if let Err(e) = args.out.check() {
-        return unusable(&e);
-    }
-    // One probe, or one per stage (`--stage`).
-    let names: Vec<String> = args.stage.iter().map(|n| n.trim().to_string()).collect();
-    let plans = match plans(args, &names) {
-        Ok(p) => p,
-        Err(e) => return unusable(&e),
+    let input = GilProbeCommand {
+        call: args.call.clone(),
+        args: args.args.clone(),
+        setup: args.setup.clone(),
+        expect: args.expect.clone(),
+        rounds: args.rounds,
+        round_ms: args.round_ms,
+        scale: args.scale.clone(),
+        stage: args.stage.clone(),
+        instrument: args.instrument.clone(),
+        out: args.out.out(),
+        machine_wait_ms: args.machine_wait_ms,
     };
-    let env = match session.python() {
-        Ok(env) => env,
-        Err(e) => return unusable(&e),
-    };
-    let mut before = |i: usize| {
-        let p: &GilPlan = &plans[i];
-        match names.get(i) {
-            Some(name) => eprintln!(
-                "stage {name}: {} rounds of {} ms per arm",
-                p.rounds, p.round_ms
-            ),
-            None => eprintln!(
-                "gil-probe {} in {}: {} rounds of {} ms per arm",
-                p.target.describe(),
-                env.python.display(),
-                p.rounds,
-                p.round_ms
-            ),
-        }
-    };
-    let wait = Duration::from_millis(args.machine_wait_ms);
-    let work = ask(session, &env.python, &plans, wait, &mut before);
-    let asked = match asked(session.cancellable(work).await) {
-        Ok(a) => a,
-        Err(finish) => return finish,
-    };
-    if names.is_empty() {
-        one(args, &plans[0], asked)
-    } else {
-        stages(args, &names, &asked)
-    }
-}
-
-/// The plans the flags ask for: one, or one per stage.
-fn plans(args: &GilProbeArgs, names: &[String]) -> Result<Vec<GilPlan>, String> {
-    let plan_error = |e: PlanError| format!("{}: {}", plan_flag(e.key), e.message);
-    if names.is_empty() {
-        return block(args)?.validate().map(|p| vec![p]).map_err(plan_error);
-    }
-    if args.setup.is_none() {
-        return Err(
-            "--stage needs --setup MODULE:FUNCTION, a setup that takes the stage's name first"
-                .into(),
-        );
-    }
-    if args.expect.is_some() || !args.scale.is_empty() {
-        return Err("--stage reads every stage: leave out --expect and --scale".into());
-    }
-    stage_plans(&block(args)?, names).map_err(|e| match e {
-        StageError::Name(m) => format!("--stage {m}"),
-        StageError::Plan(e) => plan_error(e),
-    })
-}
-
-/// One probe's report.
-fn one(args: &GilProbeArgs, plan: &GilPlan, mut asked: Vec<Asked>) -> Finish {
-    let Some(Asked { run, judgement }) = asked.pop() else {
-        return cannot_judge("the probe did not run");
-    };
-    let printed = match args.out.emit_value(&Report::of(&judgement, &run)) {
-        Ok(p) => p,
-        Err(e) => return unusable(&e),
-    };
-    if !printed {
-        let target = judgement
-            .figures
-            .as_ref()
-            .map_or_else(|| plan.target.describe(), |f| f.target.clone());
-        print!("{}", verdict_text(&target, &judgement, &run));
-    }
-    Finish::verdicts(vec![judgement.verdict])
-}
-
-/// The probes' judgements, or how the command ends without them: stopped
-/// by a signal, or without the machine's turn.
-fn asked(outcome: Result<Result<Vec<Asked>, String>, i32>) -> Result<Vec<Asked>, Finish> {
-    match outcome {
-        Ok(Ok(asked)) => Ok(asked),
-        Ok(Err(e)) => Err(cannot_judge(&e)),
-        Err(signal) => {
-            eprintln!(
-                "interrupted by {}; the probe's processes were stopped",
-                signals::name(signal)
-            );
-            Err(Finish::interrupted(signal, Vec::new()))
-        }
-    }
-}
-
-/// The flag that sets a block's key, for messages.
-fn plan_flag(key: &str) -> &'static str {
-    match key {
-        "call" => "MODULE:FUNCTION",
-        "setup" => "--setup",
-        "args" => "--arg",
-        "rounds" => "--rounds",
-        "round_ms" => "--round-ms",
-        "scale" => "--scale",
-        "expect" => "--expect",
-        _ => "the probe's settings",
-    }
-}
-
-/// `--stage`: the stage table of the stages' probes.
-fn stages(args: &GilProbeArgs, names: &[String], asked: &[Asked]) -> Finish {
-    let table = match stage_table(names, asked) {
-        Ok(t) => t,
-        Err(e) => return cannot_judge(&e),
-    };
-    match args.out.emit_value(&table) {
-        Ok(true) => {}
-        Ok(false) => print!("{}", render_stages(&table)),
-        Err(e) => return unusable(&e),
-    }
-    if table.binds.is_none() {
-        return Finish::verdicts(vec![Verdict::CannotJudge]);
-    }
-    Finish::verdicts(asked.iter().map(|a| a.judgement.verdict).collect())
-}
-
-fn cannot_judge(message: &str) -> Finish {
-    eprintln!("cannot judge: {message}");
-    Finish::verdicts(vec![Verdict::CannotJudge])
+    or_unusable(command::run(session, &input, &Std).await)
 }

@@ -1,25 +1,14 @@
-//! `runner load --addr IP:PORT`: one closed-loop load (`runner::load`)
-//! against a server someone else started, printed as one line (or JSON).
-//! No fresh server and no CPU figures: this is the client alone, for
-//! comparing it with wrk and oha on the very same server.
-//!
-//! Exit code: 0 when every request was good, 2 otherwise.
-
-use std::net::SocketAddr;
-use std::sync::Arc;
-use std::time::Duration;
+//! The flags of `runner load`; the run is `runner::sweep::load_once`.
 
 use clap::Args;
 
 use runner::host::limits::Limits;
-use runner::load::window::load_window;
-use runner::load::{self, route::Route, LoadPlan};
-use runner::sweep::request::{SweepField, DEFAULT_CONNECTIONS, DEFAULT_DURATION, DEFAULT_PATH};
-use runner::sweep::table::{check_text, num};
-use runner::verdict::Verdict;
+use runner::sweep::input::{DEFAULT_CONNECTIONS, DEFAULT_DURATION, DEFAULT_PATH};
+use runner::sweep::load_once::{self, LoadCommand};
 
 use super::args::{sweep_flag, JsonArgs};
-use super::{unusable, Finish};
+use super::console::Std;
+use super::{or_unusable, Finish};
 
 #[derive(Debug, Args)]
 pub struct LoadArgs {
@@ -58,75 +47,17 @@ pub struct LoadArgs {
     pub out: JsonArgs,
 }
 
-struct LoadOptions {
-    plan: LoadPlan,
-}
-
-fn options(args: &LoadArgs) -> Result<LoadOptions, String> {
-    let addr: SocketAddr = args
-        .addr
-        .parse()
-        .map_err(|_| format!("--addr {}: give IP:PORT, like 127.0.0.1:8000", args.addr))?;
-    if !addr.ip().is_loopback() {
-        return Err(format!(
-            "--addr {addr}: only loopback addresses (127.0.0.0/8, ::1) are ever loaded"
-        ));
-    }
-    let route = Route::parse(&args.path, !args.no_digest).map_err(|e| e.named("--path"))?;
-    let (duration, warmup) = load_window(
-        args.connections,
-        &args.duration,
-        &args.warmup,
-        args.request_timeout_ms,
-    )
-    .map_err(|e| {
-        let e = e.map(SweepField::from);
-        e.named(sweep_flag(e.field))
-    })?;
-    Ok(LoadOptions {
-        plan: LoadPlan {
-            addr,
-            route: Arc::new(route),
-            connections: args.connections,
-            warmup,
-            duration,
-            request_timeout: Duration::from_millis(args.request_timeout_ms),
-        },
-    })
-}
-
 pub async fn run(args: &LoadArgs) -> Finish {
-    if let Err(e) = args.out.check() {
-        return unusable(&e);
-    }
-    let opts = match options(args) {
-        Ok(o) => o,
-        Err(e) => return unusable(&e),
+    let input = LoadCommand {
+        addr: args.addr.clone(),
+        path: args.path.clone(),
+        no_digest: args.no_digest,
+        connections: args.connections,
+        duration: args.duration.clone(),
+        warmup: args.warmup.clone(),
+        request_timeout_ms: args.request_timeout_ms,
+        out: args.out.out(),
+        name: |e| e.named(sweep_flag(e.field)),
     };
-    let result = load::run(&opts.plan, &mut |_| {}).await;
-    let printed = match args.out.emit_value(&result) {
-        Ok(p) => p,
-        Err(e) => return unusable(&e),
-    };
-    if !printed {
-        let lat = result.latency;
-        println!(
-            "{} on {}: {:.1} req/s, p50 {} ms, p90 {} ms, p99 {} ms, max {} ms; {} requests, errors {}; {}",
-            result.path,
-            opts.plan.addr,
-            result.requests_per_s,
-            num(lat.map(|l| l.p50_ms), 3),
-            num(lat.map(|l| l.p90_ms), 3),
-            num(lat.map(|l| l.p99_ms), 3),
-            num(lat.map(|l| l.max_ms), 3),
-            result.requests,
-            result.errors.describe(),
-            check_text(&result)
-        );
-    }
-    if result.clean() {
-        Finish::ok()
-    } else {
-        Finish::verdicts(vec![Verdict::CannotJudge])
-    }
+    or_unusable(load_once::run(&input, &Std).await)
 }

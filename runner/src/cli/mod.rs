@@ -1,20 +1,16 @@
 //! The command line: clap lives here and in `main.rs` only. One module per
-//! subcommand, holding its flags and the run that turns them into the
-//! engine's request structs and drives the engine; flag groups several
-//! commands share are in `args`. Each run returns a [`Finish`]; `main` turns
-//! it into the exit code.
+//! subcommand, holding its flags and turning them into the engine's input
+//! for the command's run in the engine; flag groups several commands share
+//! are in `args`. Each run returns a [`Finish`]; `main` turns it into the
+//! exit code.
 
 pub mod advise;
 pub mod args;
-pub mod check;
+pub mod console;
 pub mod gate;
 pub mod gil_probe;
-pub mod interface;
-pub mod list;
 pub mod load;
 pub mod matrix;
-pub mod prepare;
-pub mod servers;
 pub mod signoff;
 pub mod stress;
 pub mod sweep;
@@ -23,10 +19,11 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use runner::exit::Outcome;
+use runner::exit::Finish;
 use runner::host::project::Project;
 use runner::session::Session;
-use runner::verdict::Verdict;
+
+use console::Std;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -207,11 +204,17 @@ pub async fn dispatch(cli: Cli) -> Finish {
     // The environment's progress goes to stderr, in its own words.
     let session = Session::new(project.clone(), cli.python.clone()).with_sink(|p| eprintln!("{p}"));
     match &cli.command {
-        Command::List => list::run(&project),
-        Command::Check { files } => check::run(&project, files),
-        Command::Prepare { rows, server } => {
-            prepare::run(&project, python, rows, server.as_deref())
+        Command::List => or_unusable(runner::report::listing::list(&project, &Std)),
+        Command::Check { files } => {
+            or_unusable(runner::report::listing::check(&project, files, &Std))
         }
+        Command::Prepare { rows, server } => or_unusable(runner::setup::prepare(
+            &project,
+            python,
+            rows,
+            server.as_deref(),
+            &Std,
+        )),
         Command::Schema { what, report } => {
             let what = if *report { SchemaOf::Report } else { *what };
             print!("{}", what.render());
@@ -220,7 +223,9 @@ pub async fn dispatch(cli: Cli) -> Finish {
         Command::Gate(args) => gate::run(&session, args).await,
         Command::Stress(args) => stress::run(&session, args).await,
         Command::Matrix(args) => matrix::run(&session, args).await,
-        Command::Servers { profiles } => servers::run(&project, python, profiles),
+        Command::Servers { profiles } => or_unusable(runner::server::status::command(
+            &project, python, profiles, &Std,
+        )),
         Command::Signoff(args) => signoff::run(&session, args).await,
         Command::GilProbe(args) => gil_probe::run(&session, args).await,
         Command::Sweep(args) => sweep::run(&session, args).await,
@@ -229,73 +234,15 @@ pub async fn dispatch(cli: Cli) -> Finish {
     }
 }
 
-/// How a command ended.
-pub struct Finish {
-    pub outcome: Outcome,
-    pub verdicts: Vec<Verdict>,
-}
-
-impl Finish {
-    pub fn verdicts(verdicts: Vec<Verdict>) -> Self {
-        Self {
-            outcome: Outcome::Verdicts,
-            verdicts,
-        }
-    }
-
-    pub fn ok() -> Self {
-        Self::verdicts(Vec::new())
-    }
-
-    /// Stopped by `signal` (SIGINT, SIGTERM), with the verdicts reached.
-    pub fn interrupted(signal: i32, verdicts: Vec<Verdict>) -> Self {
-        Self {
-            outcome: Outcome::Interrupted { signal },
-            verdicts,
-        }
-    }
-
-    /// The verdicts, or an interruption carrying them.
-    pub fn ended(interrupted: Option<i32>, verdicts: Vec<Verdict>) -> Self {
-        match interrupted {
-            Some(signal) => Self::interrupted(signal, verdicts),
-            None => Self::verdicts(verdicts),
-        }
-    }
-
-    /// Unusable when any of the inputs checked was bad.
-    pub fn unusable_if(bad: usize) -> Self {
-        if bad > 0 {
-            Self {
-                outcome: Outcome::Unusable,
-                verdicts: Vec::new(),
-            }
-        } else {
-            Self::ok()
-        }
-    }
-}
-
-/// The rows and the server profile `ROW...` and `--server` name.
-pub fn rows_and_profile(
-    project: &Project,
-    rows: &[String],
-    server: &str,
-) -> Result<(Vec<runner::spec::row::Row>, runner::spec::Profile), String> {
-    let rows =
-        runner::spec::row::resolve_rows(&project.specs_dir(), rows).map_err(|e| e.to_string())?;
-    let profile =
-        runner::spec::resolve_profile(&project.servers_dir(), server).map_err(|e| e.to_string())?;
-    Ok((rows, profile))
+/// The engine's ending, or its error printed as unusable input.
+pub fn or_unusable(ended: Result<Finish, String>) -> Finish {
+    ended.unwrap_or_else(|e| unusable(&e))
 }
 
 /// Prints `message` as an error; the input could not be used.
 pub fn unusable(message: &str) -> Finish {
     eprintln!("error: {message}");
-    Finish {
-        outcome: Outcome::Unusable,
-        verdicts: Vec::new(),
-    }
+    Finish::unusable()
 }
 
 #[cfg(test)]

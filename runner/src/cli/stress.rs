@@ -1,20 +1,15 @@
-//! `runner stress ROW --runs N [--server S] [--noise none|burst|spin]`: the
-//! same gate N times under an optional background load (`runner::stress`),
-//! then the verdict distribution and the spread of every figure. With
-//! `--expect pass|fail`, any run reaching the opposite verdict makes the
-//! exit code 1.
+//! The flags of `runner stress`; the run is `runner::stress::command`.
 
 use clap::{Args, ValueEnum};
 
-use runner::gate::request::RunPlan;
 use runner::kernel::noise::Noise;
 use runner::session::Session;
-use runner::stress::summary::{self, figures_of};
-use runner::stress::StressPlan;
+use runner::stress::command::{self, StressCommand};
 use runner::verdict::Verdict;
 
 use super::args::{JsonArgs, RunArgs};
-use super::{unusable, Finish};
+use super::console::Std;
+use super::{or_unusable, unusable, Finish};
 
 #[derive(Debug, Args)]
 pub struct StressArgs {
@@ -63,130 +58,21 @@ pub enum Expect {
     Fail,
 }
 
-/// Validated `stress` options.
-struct StressOptions {
-    noise: Noise,
-    expect: Option<Verdict>,
-    runs: u32,
-    run: RunPlan,
-}
-
-fn options(args: &StressArgs) -> Result<StressOptions, String> {
-    let expect = args.expect.map(|e| match e {
-        Expect::Pass => Verdict::Pass,
-        Expect::Fail => Verdict::Fail,
-    });
-    if !(1..=10_000).contains(&args.runs) {
-        return Err(format!(
-            "--runs {}: use a number from 1 to 10000",
-            args.runs
-        ));
-    }
-    let run = args.run.plan()?;
-    Ok(StressOptions {
-        noise: args.noise,
-        expect,
-        runs: args.runs,
-        run,
-    })
-}
-
 pub async fn run(session: &Session, args: &StressArgs) -> Finish {
-    if let Err(e) = args.out.check() {
-        return unusable(&e);
-    }
-    let opts = match options(args) {
-        Ok(o) => o,
+    let input = match args.run.plan() {
+        Ok(run) => StressCommand {
+            row: args.row.clone(),
+            runs: args.runs,
+            server: args.server.clone(),
+            noise: args.noise,
+            expect: args.expect.map(|e| match e {
+                Expect::Pass => Verdict::Pass,
+                Expect::Fail => Verdict::Fail,
+            }),
+            out: args.out.out(),
+            run,
+        },
         Err(e) => return unusable(&e),
     };
-    let (rows, profile) = match super::rows_and_profile(
-        session.project(),
-        std::slice::from_ref(&args.row),
-        &args.server,
-    ) {
-        Ok(r) => r,
-        Err(e) => return unusable(&e),
-    };
-    let Some(mut row) = rows.into_iter().next() else {
-        return unusable(&format!("no row {:?}", args.row));
-    };
-    opts.run.apply(&mut row);
-    let plan = StressPlan {
-        row,
-        profile,
-        noise: opts.noise,
-        expect: opts.expect,
-        runs: opts.runs,
-        limits: opts.run.limits,
-    };
-    let mut done = 0u32;
-    let mut on_run = |r: &runner::gate::result::GateResult| {
-        done += 1;
-        let figures = figures_of(r)
-            .iter()
-            .filter(|(k, _)| k.ends_with("ratio") || k.as_str() == "capacity")
-            .map(|(k, x)| format!("{k} {x:.2}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        eprintln!(
-            "run {done}/{}: {:<14} {:>6.1} s  {}",
-            plan.runs,
-            r.verdict().label(),
-            r.elapsed_ms / 1000.0,
-            if r.verdict() == Verdict::Pass {
-                figures
-            } else {
-                r.judgement.reason.chars().take(160).collect()
-            }
-        );
-    };
-    let stressed = match runner::stress::run(session, &plan, &mut on_run).await {
-        Ok(s) => s,
-        Err(e) => return unusable(&e),
-    };
-    match args.out.emit_value(&stressed.summary) {
-        Ok(true) => {}
-        Ok(false) => print!("{}", summary::render(&stressed.summary)),
-        Err(e) => return unusable(&e),
-    }
-    let verdicts = if stressed.summary.wrong > 0 {
-        vec![Verdict::Fail]
-    } else {
-        Vec::new()
-    };
-    Finish::ended(stressed.signal, verdicts)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bad_flags_name_the_flag() {
-        let base = || StressArgs {
-            row: "E19".into(),
-            runs: 3,
-            server: "granian".into(),
-            noise: Noise::None,
-            expect: None,
-            out: JsonArgs::default(),
-            run: RunArgs {
-                trials: None,
-                request_timeout_ms: 30_000,
-                machine_wait_ms: 1000,
-            },
-        };
-        assert!(options(&base()).is_ok());
-        // Unknown --noise and --expect values never get here: clap refuses
-        // them (runner/tests/stress.rs).
-        let e = |a: StressArgs| options(&a).err().unwrap();
-        assert!(e(StressArgs { runs: 0, ..base() }).starts_with("--runs 0"));
-        let o = options(&StressArgs {
-            noise: Noise::Spin,
-            expect: Some(Expect::Fail),
-            ..base()
-        })
-        .unwrap();
-        assert_eq!((o.noise, o.expect), (Noise::Spin, Some(Verdict::Fail)));
-    }
+    or_unusable(command::run(session, &input, &Std).await)
 }

@@ -1,33 +1,20 @@
-//! `runner sweep`: throughput and latency of one or more routes on a fresh
-//! server per setting of threads and workers (see `runner::sweep`), printed
-//! as a table and written as JSON, CSV, Markdown and SVG on request.
-//!
-//! Exit code: 0 when every setting was measured and every request was good
-//! (every `/work` digest right); 2 when any setting had errors, wrong
-//! digests, or could not be measured (its figures are not the server's);
-//! 130/143 when interrupted (the settings done so far are still reported).
+//! The flags of `runner sweep`; the run is `runner::sweep::command`.
 
 use std::path::PathBuf;
-use std::time::Instant;
 
 use clap::Args;
 
-use runner::host::limits::Limits;
-use runner::host::signals;
+use runner::server::choose::server_name;
 use runner::session::Session;
-use runner::sweep::export::{self, Reports};
-use runner::sweep::request::{
-    SweepRequest, DEFAULT_CONNECTIONS, DEFAULT_DURATION, DEFAULT_PATH, DEFAULT_THREADS,
+use runner::sweep::command::{self, SweepCommand};
+use runner::sweep::input::{
+    SweepInput, DEFAULT_CONNECTIONS, DEFAULT_DURATION, DEFAULT_PATH, DEFAULT_THREADS,
     DEFAULT_WARMUP,
 };
-use runner::sweep::row::SweepRow;
-use runner::sweep::terminal::{self, Progress};
-use runner::sweep::{self, SweepResult};
-use runner::verdict::Verdict;
 
-use super::args::{json_is_a_flag_now, report_path, sweep_flag, AppArgs, JsonArgs};
-use super::interface;
-use super::{unusable, Finish};
+use super::args::{json_is_a_flag_now, sweep_flag, AppArgs, JsonArgs, LimitArgs};
+use super::console::Std;
+use super::{or_unusable, unusable, Finish};
 
 #[derive(Debug, Args)]
 pub struct SweepArgs {
@@ -103,183 +90,48 @@ pub struct SweepArgs {
     #[arg(long, value_name = "PATH")]
     pub svg: Option<PathBuf>,
 
-    /// Bound on any one request (and on opening a connection).
-    #[arg(long, default_value_t = Limits::DEFAULT_REQUEST_MS, value_name = "MS")]
-    pub request_timeout_ms: u64,
-
-    /// How long each setting waits for a gate or sweep running on this
-    /// machine (they take turns: two at once would measure each other).
-    #[arg(long, default_value_t = Limits::DEFAULT_MACHINE_WAIT_MS, value_name = "MS")]
-    pub machine_wait_ms: u64,
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 impl SweepArgs {
-    /// The request the flags make; with a row, the row's, with `--server`
-    /// and `--machine-wait-ms` of the flags.
-    fn request(&self, row: Option<&SweepRow>) -> SweepRequest {
-        match row {
-            Some(row) => SweepRequest {
-                server: self
-                    .server
-                    .clone()
-                    .unwrap_or_else(|| row.request.server.clone()),
-                machine_wait_ms: self.machine_wait_ms,
-                ..row.request.clone()
-            },
-            None => SweepRequest {
-                server: interface::server_name(self.server.as_deref(), self.app.interface),
-                paths: self.paths.clone(),
-                threads: self.threads.clone(),
-                workers: self.workers.clone(),
-                connections: self.connections,
-                duration: self.duration.clone(),
-                warmup: self.warmup.clone(),
-                request_timeout_ms: self.request_timeout_ms,
-                app: self.app.app.clone(),
-                app_dir: self.app.app_dir.clone(),
-                ready_path: self.app.ready_path.clone(),
-                env: self.app.env(),
-                ready_timeout_ms: self.app.ready_timeout_ms,
-                machine_wait_ms: self.machine_wait_ms,
-            },
+    /// The request the flags make.
+    fn input(&self) -> SweepInput {
+        SweepInput {
+            server: server_name(self.server.as_deref(), self.app.interface),
+            paths: self.paths.clone(),
+            threads: self.threads.clone(),
+            workers: self.workers.clone(),
+            connections: self.connections,
+            duration: self.duration.clone(),
+            warmup: self.warmup.clone(),
+            request_timeout_ms: self.limits.request_timeout_ms,
+            app: self.app.app.clone(),
+            app_dir: self.app.app_dir.clone(),
+            ready_path: self.app.ready_path.clone(),
+            env: self.app.env(),
+            ready_timeout_ms: self.app.ready_timeout_ms,
+            machine_wait_ms: self.limits.machine_wait_ms,
         }
-    }
-
-    /// The report files asked for, each checked.
-    fn reports(&self) -> Result<Reports, String> {
-        for (flag, path) in [
-            ("--json-file", &self.out.json_file),
-            ("--csv", &self.csv),
-            ("--markdown", &self.markdown),
-            ("--svg", &self.svg),
-        ] {
-            report_path(flag, path.as_deref())?;
-        }
-        let svg = self
-            .svg
-            .clone()
-            .or_else(|| self.markdown.as_ref().map(|m| m.with_extension("svg")));
-        Ok(Reports {
-            json: self.out.json_file.clone(),
-            csv: self.csv.clone(),
-            markdown: self.markdown.clone(),
-            svg,
-        })
     }
 }
 
 pub async fn run(session: &Session, args: &SweepArgs) -> Finish {
-    let project = session.project();
     if let Err(e) = json_is_a_flag_now(args.out.json, args.row.iter()) {
         return unusable(&e);
     }
-    let row = match &args.row {
-        Some(wanted) => {
-            match sweep::row::resolve(
-                &project.specs_dir().join("sweeps"),
-                wanted,
-                &project.app_dir(),
-            ) {
-                Ok(row) => Some(row),
-                Err(e) => return unusable(&e.to_string()),
-            }
-        }
-        None => None,
+    let input = SweepCommand {
+        row: args.row.clone(),
+        input: args.input(),
+        server_given: args.server.is_some(),
+        interface: args.app.interface,
+        out: args.out.out(),
+        csv: args.csv.clone(),
+        markdown: args.markdown.clone(),
+        svg: args.svg.clone(),
+        name: |e| e.named(sweep_flag(e.field)),
     };
-    let mut request = args.request(row.as_ref());
-    let reports = match args.reports() {
-        Ok(r) => r,
-        Err(e) => return unusable(&e),
-    };
-    let fixture_dir = interface::fixture_dir(project, &request.server);
-    let mut plan = match request.plan(&fixture_dir, &project.servers_dir()) {
-        Ok(p) => p,
-        Err(e) => return unusable(&e.named(sweep_flag(e.field))),
-    };
-    let started = Instant::now();
-    let env = match session.python() {
-        Ok(env) => env,
-        Err(e) => return unusable(&e),
-    };
-    // The user's app: on a server that speaks its interface, or refused
-    // before anything starts.
-    if !plan.fixture {
-        let server_given = args.server.is_some() || row.is_some();
-        let settled = match interface::settle(
-            project,
-            &env.python,
-            &plan.app,
-            &plan.app_dir,
-            args.app.interface,
-            &plan.profile,
-            server_given,
-        )
-        .await
-        {
-            Ok(s) => s,
-            Err(e) => return unusable(&e),
-        };
-        if let Some(found) = &settled.found {
-            eprintln!(
-                "sweep: {} is {} ({}): {}",
-                plan.app, found.what, found.why, settled.interface
-            );
-        }
-        if let Some(other) = settled.profile {
-            eprintln!(
-                "sweep: serving it on {} (no --server given; the {} default)",
-                other.name, settled.interface
-            );
-            request.server = other.file.display().to_string();
-            plan = match request.plan(&fixture_dir, &project.servers_dir()) {
-                Ok(p) => p,
-                Err(e) => return unusable(&e.named(sweep_flag(e.field))),
-            };
-        }
-    }
-    let mut progress = Progress::new();
-    let mut settings = Vec::new();
-    let mut emit = |e: sweep::SweepEvent<'_>| progress.event(&e);
-    let work = sweep::run(session, &plan, &mut settings, &mut emit);
-    let interrupted = match session.cancellable(work).await {
-        Ok(Ok(())) => None,
-        Ok(Err(e)) => return unusable(&e),
-        Err(signal) => Some(signal),
-    };
-    // An interrupted sweep never reached its own scaling pass.
-    sweep::scale(&mut settings);
-    let result = SweepResult {
-        row: row.as_ref().map(|r| r.reference()),
-        server: plan.profile.name.clone(),
-        app: plan.app.clone(),
-        app_dir: plan.app_dir.clone(),
-        connections: plan.connections,
-        warmup_s: plan.warmup.as_secs_f64(),
-        duration_s: plan.duration.as_secs_f64(),
-        request_timeout_ms: plan.request_timeout.as_millis() as u64,
-        env: plan.app_env.clone(),
-        settings,
-        elapsed_s: started.elapsed().as_secs_f64(),
-        interrupted: interrupted.map(|s| signals::name(s).to_string()),
-    };
-    if args.out.json {
-        print!("{}", export::json::render(&result));
-    } else {
-        print!("{}", terminal::render(&result));
-    }
-    match export::write_all(&result, &reports) {
-        Ok(paths) => {
-            for p in paths {
-                eprintln!("wrote {}", p.display());
-            }
-        }
-        Err(e) => return unusable(&e),
-    }
-    match interrupted {
-        Some(signal) => Finish::interrupted(signal, Vec::new()),
-        None if result.clean() => Finish::ok(),
-        None => Finish::verdicts(vec![Verdict::CannotJudge]),
-    }
+    or_unusable(command::run(session, &input, &Std).await)
 }
 
 #[cfg(test)]
@@ -299,8 +151,8 @@ mod tests {
 
     #[test]
     fn the_flags_defaults_are_the_requests() {
-        let r = sweep_args(&[]).unwrap().request(None);
-        let d = SweepRequest::default();
+        let r = sweep_args(&[]).unwrap().input();
+        let d = SweepInput::default();
         assert_eq!(r.paths, d.paths);
         assert_eq!(r.threads, d.threads);
         assert_eq!(r.connections, d.connections);
@@ -309,8 +161,8 @@ mod tests {
         assert_eq!(r.request_timeout_ms, d.request_timeout_ms);
         assert_eq!(r.machine_wait_ms, d.machine_wait_ms);
         assert_eq!(r.server, d.server);
-        // Its twin: a flag given is the request's.
-        let r = sweep_args(&["--threads", "3"]).unwrap().request(None);
+        // Its twin: a flag given is the input's.
+        let r = sweep_args(&["--threads", "3"]).unwrap().input();
         assert_ne!(r.threads, d.threads);
     }
 

@@ -5,7 +5,7 @@
 
 pub mod batch;
 pub mod event;
-pub mod request;
+pub mod input;
 pub mod result;
 
 use std::time::Instant;

@@ -28,22 +28,26 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(1);
 
 /// The bounds of one run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Bound {
+pub struct CommandBounds {
     /// From spawn to the end of the command.
     pub timeout: Duration,
     /// Between SIGTERM and SIGKILL when the group is stopped.
     pub grace: Duration,
     /// Bytes kept of each of stdout and stderr; the rest is read and counted.
     pub cap_bytes: usize,
+    /// Keep the last this many bytes of stderr instead of the first
+    /// `cap_bytes`: where a crash's traceback is.
+    pub stderr_tail_bytes: Option<usize>,
 }
 
-impl Bound {
+impl CommandBounds {
     /// `timeout`, a 200 ms grace, 1 MiB of each stream.
     pub fn new(timeout: Duration) -> Self {
         Self {
             timeout,
             grace: Duration::from_millis(200),
             cap_bytes: 1 << 20,
+            stderr_tail_bytes: None,
         }
     }
 
@@ -53,6 +57,14 @@ impl Bound {
 
     pub fn with_grace(self, grace: Duration) -> Self {
         Self { grace, ..self }
+    }
+
+    /// Keeps the last `bytes` of stderr rather than its head.
+    pub fn with_stderr_tail(self, bytes: usize) -> Self {
+        Self {
+            stderr_tail_bytes: Some(bytes),
+            ..self
+        }
     }
 }
 
@@ -118,7 +130,18 @@ impl Drop for StopOnDrop {
 /// Runs `command` (stdin from /dev/null, stdout and stderr captured) to its
 /// end or to `bound.timeout`, whichever comes first. `Err` only when it
 /// could not be started.
-pub async fn run(mut command: Command, bound: Bound) -> io::Result<Finished> {
+pub async fn run(command: Command, bound: CommandBounds) -> io::Result<Finished> {
+    run_watched(command, bound, |_| ()).await.map(|(f, ())| f)
+}
+
+/// [`run`], calling `on_spawn` with the child's pid once it is started
+/// (to watch it from outside while it runs); its value comes back with the
+/// run.
+pub async fn run_watched<W>(
+    mut command: Command,
+    bound: CommandBounds,
+    on_spawn: impl FnOnce(i32) -> W,
+) -> io::Result<(Finished, W)> {
     let started = Instant::now();
     command
         .stdin(Stdio::null())
@@ -130,6 +153,7 @@ pub async fn run(mut command: Command, bound: Bound) -> io::Result<Finished> {
         .id()
         .ok_or_else(|| io::Error::other("the child had no pid right after spawn"))?
         as i32;
+    let watch = on_spawn(pgid);
     let mut guard = StopOnDrop {
         pgid,
         grace: bound.grace,
@@ -137,7 +161,11 @@ pub async fn run(mut command: Command, bound: Bound) -> io::Result<Finished> {
     };
     let deadline = tokio::time::Instant::now() + bound.timeout;
     let (stdout_pipe, stderr_pipe) = (child.stdout.take(), child.stderr.take());
-    let (mut stdout, mut stderr) = (Capped::new(bound.cap_bytes), Capped::new(bound.cap_bytes));
+    let mut stdout = Capped::new(bound.cap_bytes);
+    let mut stderr = match bound.stderr_tail_bytes {
+        Some(tail) => Capped::tail(tail),
+        None => Capped::new(bound.cap_bytes),
+    };
     let ending = {
         let drains = async {
             tokio::join!(
@@ -171,13 +199,15 @@ pub async fn run(mut command: Command, bound: Bound) -> io::Result<Finished> {
         }
         ending
     };
-    Ok(Finished {
+    stderr.end();
+    let finished = Finished {
         ending,
         dropped_bytes: stdout.dropped + stderr.dropped,
         stdout: stdout.kept,
         stderr: stderr.kept,
         elapsed: started.elapsed(),
-    })
+    };
+    Ok((finished, watch))
 }
 
 /// [`run`] for the callers that are synchronous (preparing the venv, `runner
@@ -187,7 +217,7 @@ pub async fn run(mut command: Command, bound: Bound) -> io::Result<Finished> {
 /// turning those call chains async this runs the helper on a thread of its
 /// own with a current-thread runtime and waits for it, blocking the caller
 /// just as the old polling loops did.
-pub fn run_blocking(command: Command, bound: Bound) -> io::Result<Finished> {
+pub fn run_blocking(command: Command, bound: CommandBounds) -> io::Result<Finished> {
     std::thread::spawn(move || {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -198,10 +228,11 @@ pub fn run_blocking(command: Command, bound: Bound) -> io::Result<Finished> {
     .unwrap_or_else(|_| Err(io::Error::other("the thread running the command panicked")))
 }
 
-/// One stream's captured bytes.
+/// One stream's captured bytes: its head, or its tail.
 struct Capped {
     kept: Vec<u8>,
     cap: usize,
+    tail: bool,
     dropped: u64,
 }
 
@@ -210,14 +241,39 @@ impl Capped {
         Self {
             kept: Vec::new(),
             cap,
+            tail: false,
             dropped: 0,
         }
     }
 
+    fn tail(cap: usize) -> Self {
+        Self {
+            tail: true,
+            ..Self::new(cap)
+        }
+    }
+
     fn push(&mut self, chunk: &[u8]) {
+        if self.tail {
+            self.kept.extend_from_slice(chunk);
+            // Trimmed now and then, not at every chunk.
+            if self.kept.len() > 2 * self.cap {
+                self.end();
+            }
+            return;
+        }
         let keep = chunk.len().min(self.cap.saturating_sub(self.kept.len()));
         self.kept.extend_from_slice(&chunk[..keep]);
         self.dropped += (chunk.len() - keep) as u64;
+    }
+
+    /// A tail trimmed to its cap.
+    fn end(&mut self) {
+        if self.tail && self.kept.len() > self.cap {
+            let cut = self.kept.len() - self.cap;
+            self.kept.drain(..cut);
+            self.dropped += cut as u64;
+        }
     }
 }
 
@@ -269,7 +325,7 @@ mod tests {
     async fn a_chatty_child_finishes_promptly_with_all_its_output() {
         let f = run(
             sh(CHATTY),
-            Bound::new(Duration::from_secs(60)).with_cap(4 << 20),
+            CommandBounds::new(Duration::from_secs(60)).with_cap(4 << 20),
         )
         .await
         .unwrap();
@@ -304,13 +360,37 @@ mod tests {
     async fn output_past_the_cap_is_read_and_counted_not_kept() {
         let f = run(
             sh(CHATTY),
-            Bound::new(Duration::from_secs(60)).with_cap(1000),
+            CommandBounds::new(Duration::from_secs(60)).with_cap(1000),
         )
         .await
         .unwrap();
         assert!(f.success());
         assert_eq!((f.stdout.len(), f.stderr.len()), (1000, 1000));
         assert_eq!(f.dropped_bytes, 2 * ((2 << 20) - 1000));
+    }
+
+    #[tokio::test]
+    async fn a_tail_keeps_the_last_bytes_of_stderr_and_the_pid_is_seen() {
+        // 2 MiB of zeros, then the words a crash would end with.
+        let script = format!("{CHATTY}; echo Traceback: the end >&2");
+        let bound = CommandBounds::new(Duration::from_secs(60))
+            .with_cap(4 << 20)
+            .with_stderr_tail(100);
+        let (f, pid) = run_watched(sh(&script), bound, |pid| pid).await.unwrap();
+        assert!(f.success());
+        assert_eq!(f.stderr.len(), 100);
+        assert!(f.stderr_text().ends_with("Traceback: the end\n"));
+        // What was cut from stderr is counted (stdout, under its cap, whole).
+        assert_eq!(f.dropped_bytes, (2 << 20) + 19 - 100);
+        assert!(pid > 0);
+        // Its twin: without the tail, the head is kept, the words lost.
+        let head = run(
+            sh(&script),
+            CommandBounds::new(Duration::from_secs(60)).with_cap(100),
+        )
+        .await
+        .unwrap();
+        assert_eq!(head.stderr, vec![0u8; 100]);
     }
 
     #[tokio::test]
@@ -323,7 +403,8 @@ mod tests {
             "sh -c 'trap \"\" TERM; sleep 60' & echo $$ $! > {}; wait",
             pids.display()
         );
-        let bound = Bound::new(Duration::from_millis(1500)).with_grace(Duration::from_millis(300));
+        let bound =
+            CommandBounds::new(Duration::from_millis(1500)).with_grace(Duration::from_millis(300));
         let task = tokio::spawn(run(sh(&script), bound));
         // While it runs, both are seen alive: the check below can fail.
         let started = Instant::now();
@@ -351,7 +432,7 @@ mod tests {
     async fn a_failing_childs_status_and_stderr_come_back() {
         let f = run(
             sh("echo partial; echo 'no such thing' >&2; exit 3"),
-            Bound::new(Duration::from_secs(30)),
+            CommandBounds::new(Duration::from_secs(30)),
         )
         .await
         .unwrap();
@@ -360,7 +441,7 @@ mod tests {
         assert_eq!(f.stderr_text(), "no such thing\n");
         assert_eq!(f.stdout_text(), "partial\n");
         // Its twin: the same command exiting 0 reads as a success.
-        let ok = run(sh("echo fine"), Bound::new(Duration::from_secs(30)))
+        let ok = run(sh("echo fine"), CommandBounds::new(Duration::from_secs(30)))
             .await
             .unwrap();
         assert!(ok.success());
@@ -373,7 +454,7 @@ mod tests {
         // pipes open for a minute.
         let f = run(
             sh("sleep 60 & echo $!"),
-            Bound::new(Duration::from_secs(30)),
+            CommandBounds::new(Duration::from_secs(30)),
         )
         .await
         .unwrap();
@@ -385,11 +466,15 @@ mod tests {
 
     #[tokio::test]
     async fn the_blocking_form_works_inside_a_runtime_too() {
-        let f = run_blocking(sh("echo inside"), Bound::new(Duration::from_secs(30))).unwrap();
+        let f = run_blocking(
+            sh("echo inside"),
+            CommandBounds::new(Duration::from_secs(30)),
+        )
+        .unwrap();
         assert_eq!(f.stdout_text(), "inside\n");
         let missing = run_blocking(
             Command::new("/nonexistent/program"),
-            Bound::new(Duration::from_secs(5)),
+            CommandBounds::new(Duration::from_secs(5)),
         );
         assert!(missing.is_err());
     }

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use fs4::FileExt;
 use sha2::{Digest, Sha256};
 
-use crate::host::bounded::{self, Bound, Ending};
+use crate::host::bounded::{self, CommandBounds, Ending};
 use crate::host::project::Project;
 
 /// How long one `pip install` may take before we give up.
@@ -293,11 +293,12 @@ pub fn query(python: &Path, code: &str) -> Result<String, EnvError> {
     };
     let mut command = Command::new(python);
     command.args(["-c", code]);
-    let finished = bounded::run_blocking(command, Bound::new(QUERY_TIMEOUT)).map_err(|e| {
-        bad(format!(
-            "cannot run it ({e}); pass --python PATH to a working interpreter"
-        ))
-    })?;
+    let finished =
+        bounded::run_blocking(command, CommandBounds::new(QUERY_TIMEOUT)).map_err(|e| {
+            bad(format!(
+                "cannot run it ({e}); pass --python PATH to a working interpreter"
+            ))
+        })?;
     match finished.ending {
         Ending::Exited(s) if s.success() => Ok(finished.stdout_text().into_owned()),
         Ending::Exited(s) => Err(bad(format!("{s}: {}", finished.stderr_text().trim()))),
@@ -316,8 +317,11 @@ fn run_logged(
     log: &Path,
     requirements: &Path,
 ) -> Result<(), EnvError> {
-    let finished = bounded::run_blocking(command, Bound::new(PIP_TIMEOUT).with_cap(PIP_OUTPUT_CAP))
-        .map_err(|e| io(log, e))?;
+    let finished = bounded::run_blocking(
+        command,
+        CommandBounds::new(PIP_TIMEOUT).with_cap(PIP_OUTPUT_CAP),
+    )
+    .map_err(|e| io(log, e))?;
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)

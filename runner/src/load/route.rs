@@ -7,8 +7,8 @@
 use std::sync::Mutex;
 
 use crate::digest::WorkDigest;
+use crate::input::FieldError;
 use crate::probe::seeds::Seeds;
-use crate::request::FieldError;
 
 /// Paths longer than this are refused (a typo, not a route).
 const MAX_PATH_BYTES: usize = 2048;

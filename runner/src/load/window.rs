@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::request::FieldError;
+use crate::input::FieldError;
 
 /// A field of the load window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

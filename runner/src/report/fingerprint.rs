@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
-use crate::host::bounded::{self, Bound};
+use crate::host::bounded::{self, CommandBounds};
 use crate::host::pyenv;
 use crate::report::export::iso8601;
 use crate::server::status;
@@ -278,7 +278,7 @@ fn capture(program: &str, args: &[&str], dir: &Path) -> Option<String> {
 fn capture_raw(program: &str, args: &[&str], dir: &Path) -> Option<String> {
     let mut command = Command::new(program);
     command.args(args).current_dir(dir);
-    let finished = bounded::run_blocking(command, Bound::new(QUERY_TIMEOUT)).ok()?;
+    let finished = bounded::run_blocking(command, CommandBounds::new(QUERY_TIMEOUT)).ok()?;
     finished
         .success()
         .then(|| finished.stdout_text().into_owned())

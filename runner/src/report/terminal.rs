@@ -1,31 +1,35 @@
 //! Human output: progress while gates run (a live line on a terminal, plain
 //! lines otherwise), a table per gate, and one verdict line naming the row.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
+
+use crate::console::Console;
 
 use crate::gate::event::Event;
 use crate::gate::result::GateResult;
 use crate::verdict::Verdict;
 
-/// Writes progress to stderr and results to `out`.
+/// Writes progress to the console's notes and results to `out`.
 pub struct Terminal<W: Write> {
     out: W,
+    notes: Box<dyn Write>,
     live: bool,
     /// Whether a live line is currently drawn and must be cleared.
     dirty: bool,
 }
 
 impl<W: Write> Terminal<W> {
-    pub fn new(out: W) -> Self {
+    pub fn new(out: W, console: &dyn Console) -> Self {
         Self {
             out,
-            live: std::io::stderr().is_terminal(),
+            notes: console.notes(),
+            live: console.live(),
             dirty: false,
         }
     }
 
     fn progress(&mut self, line: &str) {
-        let mut err = std::io::stderr();
+        let err = &mut self.notes;
         if self.live {
             let _ = write!(err, "\r\x1b[2K{line}");
             self.dirty = true;
@@ -37,7 +41,7 @@ impl<W: Write> Terminal<W> {
 
     fn clear(&mut self) {
         if self.dirty {
-            let _ = write!(std::io::stderr(), "\r\x1b[2K");
+            let _ = write!(self.notes, "\r\x1b[2K");
             self.dirty = false;
         }
     }

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use crate::host::bounded::{self, Bound};
+use crate::host::bounded::{self, CommandBounds};
 use crate::spec::Interface;
 
 /// The ASGI twin of fixtures/bareapp: served when no app is given on an
@@ -85,7 +85,7 @@ pub async fn detect(python: &Path, app: &str, app_dir: &Path) -> Result<Found, S
         .arg(app_dir)
         .current_dir(app_dir)
         .env("PYTHONUNBUFFERED", "1");
-    let finished = bounded::run(command, Bound::new(IMPORT_LIMIT))
+    let finished = bounded::run(command, CommandBounds::new(IMPORT_LIMIT))
         .await
         .map_err(|e| format!("cannot run {} to import {app}: {e}", python.display()))?;
     let stdout = finished.stdout_text();

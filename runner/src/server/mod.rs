@@ -4,6 +4,7 @@
 //! failure, and stopped (whole process group) when dropped.
 
 pub mod asgi;
+pub mod choose;
 pub mod interface;
 pub mod logdrain;
 pub mod loopback;
@@ -164,7 +165,7 @@ impl Drop for Server {
 }
 
 /// Where to start a server and what to run in it.
-pub struct StartRequest<'a> {
+pub struct ServerStart<'a> {
     pub profile: &'a Profile,
     pub settings: &'a ServerSettings,
     pub python: &'a Path,
@@ -316,12 +317,12 @@ fn ready_now(
 }
 
 /// Starts a server and waits until it answers its readiness path.
-pub async fn start(req: StartRequest<'_>) -> Result<Server, StartError> {
+pub async fn start(req: ServerStart<'_>) -> Result<Server, StartError> {
     spawn(req)?.ready().await
 }
 
 /// Spawns a server from its profile on a free loopback port.
-pub fn spawn(req: StartRequest<'_>) -> Result<Starting, StartError> {
+pub fn spawn(req: ServerStart<'_>) -> Result<Starting, StartError> {
     let host = loopback::bind_host();
     let host_text = host.to_string();
     let port = free_port(host).map_err(StartError::Port)?;

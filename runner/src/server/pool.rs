@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::host::process::StopOutcome;
-use crate::server::{self, Server, StartError, StartRequest};
+use crate::server::{self, Server, ServerStart, StartError};
 use crate::spec::{Profile, ServerSettings};
 use crate::verdict::{Stop, Verdict};
 
@@ -139,7 +139,7 @@ impl ServerPool {
             settings,
             log.to_path_buf(),
         ));
-        let request = StartRequest {
+        let request = ServerStart {
             profile: &self.spec.profile,
             settings,
             python: &self.spec.python,

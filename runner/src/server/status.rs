@@ -9,9 +9,13 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::host::bounded::{self, Bound};
+use crate::console::Console;
+use crate::exit::Finish;
+use crate::host::bounded::{self, CommandBounds};
+use crate::host::project::Project;
 use crate::host::pyenv;
 use crate::spec::Profile;
+use crate::text::table::Grid;
 
 /// How long a `--version` query of an external program may take.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
@@ -231,7 +235,7 @@ fn package_versions_queried(
 fn program_version(path: &Path, args: &[String]) -> Result<String, String> {
     let mut command = Command::new(path);
     command.args(args);
-    let finished = bounded::run_blocking(command, Bound::new(VERSION_TIMEOUT))
+    let finished = bounded::run_blocking(command, CommandBounds::new(VERSION_TIMEOUT))
         .map_err(|e| format!("cannot run {}: {e}", path.display()))?;
     let text = finished.stdout_text();
     match finished.status() {
@@ -249,6 +253,79 @@ fn program_version(path: &Path, args: &[String]) -> Result<String, String> {
             .map(String::from)
             .ok_or_else(|| format!("{} {} printed nothing", path.display(), args.join(" "))),
     }
+}
+
+/// `runner servers`: the status of each profile `wanted` names (all of
+/// specs/servers/ when none) as a table; a name that does not resolve is
+/// an error, after the table of the others. Starts no server and installs
+/// nothing: a missing venv is reported, not created.
+pub fn command(
+    project: &Project,
+    python: Option<&Path>,
+    wanted: &[String],
+    console: &dyn Console,
+) -> Result<Finish, String> {
+    let names = if wanted.is_empty() {
+        super::choose::profile_names(project)?
+    } else {
+        wanted.to_vec()
+    };
+    let mut profiles = Vec::new();
+    let mut bad = 0;
+    for name in &names {
+        match crate::spec::resolve_profile(&project.servers_dir(), name) {
+            Ok(p) => profiles.push(p),
+            Err(e) => {
+                bad += 1;
+                console.note(&format!("error: {e}"));
+            }
+        }
+    }
+    let venv_python = project.state_dir().join("venv").join("bin").join("python");
+    let python: Option<PathBuf> = match python {
+        Some(p) => Some(p.to_path_buf()),
+        None => venv_python.exists().then_some(venv_python),
+    };
+    let statuses = statuses(&profiles, python.as_deref());
+    console.print(&render(project, &statuses));
+    Ok(Finish::unusable_if(bad))
+}
+
+/// The table of `runner servers`, each profile's note under its line.
+fn render(project: &Project, statuses: &[ServerStatus]) -> String {
+    let shown = |p: &Path| {
+        p.strip_prefix(&project.root)
+            .unwrap_or(p)
+            .display()
+            .to_string()
+    };
+    let mut grid = Grid::new(["server", "ready", "version", "interface", "profile"]);
+    for s in statuses {
+        grid.row([
+            s.name.clone(),
+            (if s.ready { "yes" } else { "no" }).to_string(),
+            s.version.clone().unwrap_or_else(|| "-".into()),
+            s.interface.map_or("-", |i| i.name()).to_string(),
+            shown(&s.file),
+        ]);
+    }
+    let table = grid.render("");
+    let mut lines = table.lines();
+    let mut out = format!("{}\n", lines.next().unwrap_or_default());
+    // A profile's note goes under its line, in from the name column.
+    let name_w = statuses
+        .iter()
+        .map(|s| s.name.len())
+        .max()
+        .unwrap_or(0)
+        .max(6);
+    for (s, line) in statuses.iter().zip(lines) {
+        out.push_str(&format!("{line}\n"));
+        if let Some(note) = &s.note {
+            out.push_str(&format!("{:<name_w$}  {note}\n", ""));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

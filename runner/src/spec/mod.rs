@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 pub use error::SpecError;
 pub use interface::Interface;
-pub use mode::{Bound, Mode, ModeFile, Role};
+pub use mode::{Mode, ModeFile, RatioBound, Role};
 pub use profile::{load_profile, Profile};
 pub use settings::ServerSettings;
 pub use trials::Trials;

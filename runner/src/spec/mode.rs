@@ -48,25 +48,25 @@ pub struct Mode {
     pub name: String,
     pub path: String,
     pub server: ServerSettings,
-    pub bound: Bound,
+    pub bound: RatioBound,
     /// The scheduler witness's bound on runnable parallelism, where the
     /// row sets one.
-    pub witness_bound: Option<Bound>,
+    pub witness_bound: Option<RatioBound>,
 }
 
 /// A one-sided limit on a ratio.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Bound {
+pub enum RatioBound {
     AtMost(f64),
     AtLeast(f64),
 }
 
-impl Bound {
+impl RatioBound {
     pub fn holds(self, value: f64) -> bool {
         match self {
-            Bound::AtMost(limit) => value <= limit,
-            Bound::AtLeast(limit) => value >= limit,
+            RatioBound::AtMost(limit) => value <= limit,
+            RatioBound::AtLeast(limit) => value >= limit,
         }
     }
 
@@ -74,17 +74,17 @@ impl Bound {
     /// (positive: the bound holds; negative: it is violated).
     pub fn margin(self, value: f64) -> f64 {
         match self {
-            Bound::AtMost(limit) => limit - value,
-            Bound::AtLeast(limit) => value - limit,
+            RatioBound::AtMost(limit) => limit - value,
+            RatioBound::AtLeast(limit) => value - limit,
         }
     }
 }
 
-impl std::fmt::Display for Bound {
+impl std::fmt::Display for RatioBound {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Bound::AtMost(v) => write!(f, "<= {v:.2}x"),
-            Bound::AtLeast(v) => write!(f, ">= {v:.2}x"),
+            RatioBound::AtMost(v) => write!(f, "<= {v:.2}x"),
+            RatioBound::AtLeast(v) => write!(f, ">= {v:.2}x"),
         }
     }
 }
@@ -143,8 +143,8 @@ pub fn validate_modes(
             (None, false) => String::new(),
         };
         let bound = match (mode.ratio_at_most, mode.ratio_at_least) {
-            (Some(v), None) => Bound::AtMost(v),
-            (None, Some(v)) => Bound::AtLeast(v),
+            (Some(v), None) => RatioBound::AtMost(v),
+            (None, Some(v)) => RatioBound::AtLeast(v),
             _ => {
                 return Err(err(
                     &at("role"),
@@ -152,7 +152,7 @@ pub fn validate_modes(
                 ))
             }
         };
-        let (Bound::AtMost(v) | Bound::AtLeast(v)) = bound;
+        let (RatioBound::AtMost(v) | RatioBound::AtLeast(v)) = bound;
         ratio_in_range(&at("role"), v, err)?;
         let witness_bound = match (mode.parallelism_at_most, mode.parallelism_at_least) {
             (None, None) => None,
@@ -168,10 +168,10 @@ pub fn validate_modes(
                     format!("a {block} mode takes no parallelism bound; only pair-ratio modes are witnessed"),
                 ))
             }
-            (Some(v), None) => Some(Bound::AtMost(v)),
-            (None, Some(v)) => Some(Bound::AtLeast(v)),
+            (Some(v), None) => Some(RatioBound::AtMost(v)),
+            (None, Some(v)) => Some(RatioBound::AtLeast(v)),
         };
-        if let Some(Bound::AtMost(v) | Bound::AtLeast(v)) = witness_bound {
+        if let Some(RatioBound::AtMost(v) | RatioBound::AtLeast(v)) = witness_bound {
             ratio_in_range(&at("role"), v, err)?;
         }
         let server = match &mode.server {

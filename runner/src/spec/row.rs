@@ -158,3 +158,15 @@ pub fn resolve_rows(dir: &Path, wanted: &[String]) -> Result<Vec<Row>, SpecError
     }
     Ok(rows)
 }
+
+/// The rows `wanted` names and the server profile `server` names.
+pub fn rows_and_profile(
+    project: &crate::host::project::Project,
+    wanted: &[String],
+    server: &str,
+) -> Result<(Vec<Row>, crate::spec::Profile), String> {
+    let rows = resolve_rows(&project.specs_dir(), wanted).map_err(|e| e.to_string())?;
+    let profile =
+        crate::spec::resolve_profile(&project.servers_dir(), server).map_err(|e| e.to_string())?;
+    Ok((rows, profile))
+}

@@ -8,6 +8,7 @@
 //! With an expected verdict, a run that reaches the opposite one is counted
 //! wrong (cannot judge is never wrong: it claims nothing).
 
+pub mod command;
 pub mod summary;
 
 use std::cell::RefCell;

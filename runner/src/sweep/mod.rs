@@ -11,9 +11,11 @@
 //! routes are interleaved setting by setting, so drift in the machine lands
 //! on every route alike.
 
+pub mod command;
 pub mod cpu;
 pub mod export;
-pub mod request;
+pub mod input;
+pub mod load_once;
 pub mod row;
 pub mod table;
 pub mod terminal;
@@ -27,7 +29,7 @@ use serde::Serialize;
 
 use crate::host::process::StopOutcome;
 use crate::load::{self, route::Route, LoadEvent, LoadPlan, LoadProgress, LoadResult};
-use crate::server::{self, StartError, StartRequest};
+use crate::server::{self, ServerStart, StartError};
 use crate::session::Session;
 use crate::spec::Profile;
 use crate::spec::ServerSettings;
@@ -57,7 +59,7 @@ pub struct SweepPlan {
     /// Whether the app is the fixture (whose `/work` digests are known).
     pub fixture: bool,
     /// Where each setting's server is polled for readiness.
-    pub ready: request::ReadyPath,
+    pub ready: input::ReadyPath,
     /// The warm-up goes on past `warmup` until every handler thread served
     /// the route and the rate settled, but never past this.
     pub warmup_cap: Duration,
@@ -370,7 +372,7 @@ async fn run_setting(
         .logs_dir()
         .join(setting.log_name(&plan.profile.name, index));
     let settings = setting.server_settings();
-    let request = StartRequest {
+    let request = ServerStart {
         profile: &plan.profile,
         settings: &settings,
         python,

@@ -4,7 +4,7 @@
 //! rule 1), so it is a file of its own kind in a folder of its own, never
 //! listed among the gates.
 //!
-//! The block is a [`SweepRequest`], the same the flags of `runner sweep`
+//! The block is a [`SweepInput`], the same the flags of `runner sweep`
 //! build, checked by the same code; a bad value is reported at its file,
 //! line, column and key (`sweep.threads`), as a gate row's is.
 
@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::request::{SweepField, SweepRequest};
+use super::input::{SweepField, SweepInput};
 use crate::spec::error::from_yaml;
 use crate::spec::locate::locate;
 use crate::spec::{read_bounded, row_files, SpecError};
@@ -27,7 +27,7 @@ pub struct SweepRowFile {
     pub title: String,
     /// The server's claim the figures bear on, in words.
     pub claim: String,
-    pub sweep: SweepRequest,
+    pub sweep: SweepInput,
 }
 
 /// A sweep row that passed validation.
@@ -38,7 +38,7 @@ pub struct SweepRow {
     pub claim: String,
     pub file: PathBuf,
     /// The `sweep:` block, its `app_dir` resolved from the file's folder.
-    pub request: SweepRequest,
+    pub input: SweepInput,
 }
 
 /// What a sweep report says of the row it ran.
@@ -61,7 +61,7 @@ impl SweepRow {
     }
 }
 
-/// The row key a request field is written as.
+/// The row key an input field is written as.
 pub fn key(field: SweepField) -> &'static str {
     match field {
         SweepField::Server => "server",
@@ -102,12 +102,12 @@ pub fn parse(file: &Path, source: &str, fixture_dir: &Path) -> Result<SweepRow, 
             .key(path.join("."))
     };
     crate::spec::row::check_id(file, &raw.id, Some("sweep"), &err)?;
-    let mut request = raw.sweep;
+    let mut input = raw.sweep;
     let base = file.parent().unwrap_or(Path::new("."));
-    request.app_dir = request.app_dir.map(|d| base.join(d));
-    // The request's own checks, the same the flags get: a row cannot say
+    input.app_dir = input.app_dir.map(|d| base.join(d));
+    // The input's own checks, the same the flags get: a row cannot say
     // what the command line could not.
-    if let Err(e) = request.check(fixture_dir) {
+    if let Err(e) = input.check(fixture_dir) {
         return Err(err(&["sweep", key(e.field)], e.detail()));
     }
     Ok(SweepRow {
@@ -115,7 +115,7 @@ pub fn parse(file: &Path, source: &str, fixture_dir: &Path) -> Result<SweepRow, 
         title: raw.title,
         claim: raw.claim,
         file: file.to_path_buf(),
-        request,
+        input,
     })
 }
 
@@ -175,14 +175,14 @@ mod tests {
     const GOOD: &str = "id: s1\ntitle: t\nclaim: c\nsweep:\n  paths: ['/work?mode=release&kib=64']\n  threads: [1, 2]\n";
 
     #[test]
-    fn a_row_takes_the_requests_defaults() {
-        use crate::sweep::request::{DEFAULT_CONNECTIONS, DEFAULT_DURATION, DEFAULT_SERVER};
+    fn a_row_takes_the_inputs_defaults() {
+        use crate::sweep::input::{DEFAULT_CONNECTIONS, DEFAULT_DURATION, DEFAULT_SERVER};
         let row = parse_at("s1", GOOD).unwrap();
-        assert_eq!(row.request.threads, [1, 2]);
-        assert_eq!(row.request.connections, DEFAULT_CONNECTIONS);
-        assert_eq!(row.request.duration, DEFAULT_DURATION);
-        assert_eq!(row.request.server, DEFAULT_SERVER);
-        assert_eq!(row.request.paths, ["/work?mode=release&kib=64"]);
+        assert_eq!(row.input.threads, [1, 2]);
+        assert_eq!(row.input.connections, DEFAULT_CONNECTIONS);
+        assert_eq!(row.input.duration, DEFAULT_DURATION);
+        assert_eq!(row.input.server, DEFAULT_SERVER);
+        assert_eq!(row.input.paths, ["/work?mode=release&kib=64"]);
     }
 
     #[test]
@@ -265,7 +265,7 @@ mod tests {
         );
         let row = parse_at("s1", &good).unwrap();
         let servers = fixture().join("../../specs/servers");
-        let plan = row.request.plan(&fixture(), &servers).unwrap();
+        let plan = row.input.plan(&fixture(), &servers).unwrap();
         assert_eq!(plan.profile.env["OPENBLAS_NUM_THREADS"], "1");
         assert_eq!(plan.profile.env["PYTHONUNBUFFERED"], "1");
         assert_eq!(plan.profile.ready.timeout_ms, 180_000);
@@ -274,7 +274,7 @@ mod tests {
         // Without them, the profile's own.
         let plan = parse_at("s1", GOOD)
             .unwrap()
-            .request
+            .input
             .plan(&fixture(), &servers)
             .unwrap();
         assert!(!plan.profile.env.contains_key("OPENBLAS_NUM_THREADS"));

@@ -1,34 +1,31 @@
 //! Human output of a sweep: a live progress line on a terminal (plain
 //! lines otherwise) while it runs, then the table.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 
 use super::table::{self, num};
 use super::{SweepEvent, SweepResult};
+use crate::console::Console;
 use crate::text::table::Grid;
 
-/// Progress on stderr.
+/// Progress on the console's notes.
 pub struct Progress {
+    notes: Box<dyn Write>,
     live: bool,
     dirty: bool,
 }
 
-impl Default for Progress {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Progress {
-    pub fn new() -> Self {
+    pub fn new(console: &dyn Console) -> Self {
         Self {
-            live: std::io::stderr().is_terminal(),
+            notes: console.notes(),
+            live: console.live(),
             dirty: false,
         }
     }
 
     fn line(&mut self, text: &str, transient: bool) {
-        let mut err = std::io::stderr();
+        let err = &mut self.notes;
         if self.dirty {
             let _ = write!(err, "\r\x1b[2K");
             self.dirty = false;

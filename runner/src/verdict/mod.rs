@@ -10,7 +10,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::spec::Bound;
+use crate::spec::RatioBound;
 
 /// The four outcomes of a gate. Each is written the ways [`Spelling`] lists,
 /// and nowhere else: JSON, JUnit, Markdown, the terminal and the `gates`
@@ -261,7 +261,7 @@ impl<F> Judged<F> {
 
 /// How far a value stands from a bound, on the side it is on (positive: the
 /// bound holds; negative: it is violated).
-pub fn margin(value: f64, bound: Bound) -> f64 {
+pub fn margin(value: f64, bound: RatioBound) -> f64 {
     bound.margin(value)
 }
 

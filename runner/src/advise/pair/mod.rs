@@ -38,7 +38,7 @@ use crate::probe::pair_ratio::rulebook::{Rules, Ruling, NEVER_TURNS_AT};
 use crate::probe::pair_ratio::PairRatioPlan;
 use crate::server::pool::{PoolSpec, ServerPool};
 use crate::session::Session;
-use crate::spec::{Bound, Profile, Trials};
+use crate::spec::{Profile, RatioBound, Trials};
 
 mod read;
 mod reduce;
@@ -99,7 +99,7 @@ fn e19() -> (PairRatioPlan, Trials, Option<u32>) {
 pub fn rules() -> Rules {
     let (plan, _, _) = e19();
     let control_at_most = match plan.control.witness_bound {
-        Some(Bound::AtMost(v)) => v,
+        Some(RatioBound::AtMost(v)) => v,
         _ => unreachable!("E19's control sets parallelism_at_most"),
     };
     Rules {
@@ -252,7 +252,7 @@ async fn run_pair(spec: &PairSpec<'_>) -> Result<PairRatioRun, String> {
             row_id: "advise.control".into(),
             profile: spec.profile.clone(),
             python: spec.python.to_path_buf(),
-            app: crate::sweep::request::FIXTURE_APP.into(),
+            app: crate::sweep::input::FIXTURE_APP.into(),
             app_dir: spec.fixture_dir.to_path_buf(),
             logs_dir: spec.logs_dir.to_path_buf(),
             ready_path: None,

@@ -21,7 +21,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::host::bounded::{self, Bound, Ending};
+use crate::host::bounded::{self, CommandBounds, Ending};
 use crate::host::limits::Limits;
 use crate::http;
 use crate::kernel::pss::GroupPss;
@@ -84,7 +84,7 @@ const FORK_CONTROL_LIMIT: Duration = Duration::from_secs(30);
 pub async fn fork_control(python: &Path, app_dir: &Path) -> Result<ForkControl, String> {
     let mut command = Command::new(python);
     command.arg("forkcheck.py").current_dir(app_dir);
-    let finished = bounded::run(command, Bound::new(FORK_CONTROL_LIMIT))
+    let finished = bounded::run(command, CommandBounds::new(FORK_CONTROL_LIMIT))
         .await
         .map_err(|e| {
             format!(

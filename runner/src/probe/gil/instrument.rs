@@ -10,22 +10,19 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::plan::GilPlan;
-use crate::host::process::GroupGuard;
+use crate::host::bounded::{self, CommandBounds};
 
 /// The most stdout we keep: the document is a few tens of KiB.
 const STDOUT_CAP: usize = 8 * 1024 * 1024;
 /// The most stderr we keep (its tail): enough for a traceback.
 const STDERR_CAP: usize = 16 * 1024;
-/// How long the interpreter may take to exit once its pipes are closed.
-const EXIT_WAIT: Duration = Duration::from_secs(5);
 
 /// How long the instrument may run, and how it is stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -368,12 +365,17 @@ async fn run(
         .arg(&script)
         .args(argv)
         .env("PYTHONUNBUFFERED", "1")
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut guard = match GroupGuard::spawn(&mut command, limits.grace) {
-        Ok(g) => g,
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    let bound = CommandBounds::new(limits.timeout)
+        .with_grace(limits.grace)
+        .with_cap(STDOUT_CAP)
+        .with_stderr_tail(STDERR_CAP);
+    let watched = bounded::run_watched(command, bound, |pid| {
+        tid_file.map(|path| crate::kernel::portable::ThreadWatch::start(pid, path.to_path_buf()))
+    })
+    .await;
+    let (finished, watch) = match watched {
+        Ok(w) => w,
         Err(e) => {
             return (
                 RunOutcome::CannotStart {
@@ -386,63 +388,16 @@ async fn run(
             )
         }
     };
-    let pipes = (
-        guard.child_mut().stdout.take(),
-        guard.child_mut().stderr.take(),
-    );
-    let (Some(out), Some(err)) = pipes else {
-        return (
-            RunOutcome::CannotStart {
-                problem: "no pipes to the interpreter".into(),
-            },
-            String::new(),
-        );
-    };
-    let (out, err) = match (
-        tokio::process::ChildStdout::from_std(out),
-        tokio::process::ChildStderr::from_std(err),
-    ) {
-        (Ok(o), Ok(e)) => (o, e),
-        _ => {
-            return (
-                RunOutcome::CannotStart {
-                    problem: "cannot watch the interpreter's pipes".into(),
-                },
-                String::new(),
-            )
-        }
-    };
-    let watch = tid_file.and_then(|path| {
-        let pid = i32::try_from(guard.child_mut().id()).ok()?;
-        Some(crate::kernel::portable::ThreadWatch::start(
-            pid,
-            path.to_path_buf(),
-        ))
-    });
-    let io = async { tokio::join!(read_head(out, STDOUT_CAP), read_tail(err, STDERR_CAP)) };
-    let Ok((stdout, stderr)) = tokio::time::timeout(limits.timeout, io).await else {
-        guard.stop();
+    let stderr_tail = finished.stderr_text().into_owned();
+    let Some(status) = finished.status() else {
         return (
             RunOutcome::Timeout {
                 limit_ms: limits.timeout.as_millis() as u64,
             },
-            String::new(),
+            stderr_tail,
         );
     };
-    let stderr_tail = String::from_utf8_lossy(&stderr).into_owned();
-    let deadline = Instant::now() + EXIT_WAIT;
-    let status = loop {
-        if let Some(status) = guard.try_exit_status() {
-            break Some(status);
-        }
-        if Instant::now() >= deadline {
-            break None;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
-    // Whatever the leader left behind (a spawned scale worker) goes too.
-    guard.stop();
-    let mut outcome = parse(&stdout, status);
+    let mut outcome = parse(&finished.stdout, Some(status));
     if let (Some(watch), RunOutcome::Report { report }) = (watch, &mut outcome) {
         report.spinner_samples = Some(watch.finish());
     }
@@ -454,9 +409,7 @@ fn parse(stdout: &[u8], status: Option<std::process::ExitStatus>) -> RunOutcome 
     let text = String::from_utf8_lossy(stdout);
     let Some(line) = text.lines().rev().find(|l| !l.trim().is_empty()) else {
         return RunOutcome::Crashed {
-            status: status.map_or("no exit within 5 s after its output closed".into(), |s| {
-                describe_status(s)
-            }),
+            status: status.map_or("no exit status".into(), describe_status),
         };
     };
     match serde_json::from_str::<InstrumentReport>(line) {
@@ -488,42 +441,6 @@ fn signal_name(sig: i32) -> &'static str {
         libc::SIGKILL => " (SIGKILL: out of memory?)",
         libc::SIGBUS => " (SIGBUS)",
         _ => "",
-    }
-}
-
-/// Reads everything, keeping the first `cap` bytes (and draining the rest,
-/// so the writer never blocks on a full pipe).
-async fn read_head<R: AsyncRead + Unpin>(mut reader: R, cap: usize) -> Vec<u8> {
-    let mut kept = Vec::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        match reader.read(&mut buf).await {
-            Ok(0) | Err(_) => return kept,
-            Ok(n) => {
-                let room = cap.saturating_sub(kept.len());
-                kept.extend_from_slice(&buf[..n.min(room)]);
-            }
-        }
-    }
-}
-
-/// Reads everything, keeping the last `cap` bytes.
-async fn read_tail<R: AsyncRead + Unpin>(mut reader: R, cap: usize) -> Vec<u8> {
-    let mut kept = Vec::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        match reader.read(&mut buf).await {
-            Ok(0) | Err(_) => {
-                let start = kept.len().saturating_sub(cap);
-                return kept.split_off(start);
-            }
-            Ok(n) => {
-                kept.extend_from_slice(&buf[..n]);
-                if kept.len() > 2 * cap {
-                    kept.drain(..kept.len() - cap);
-                }
-            }
-        }
     }
 }
 

@@ -25,6 +25,7 @@
 //! measure and judge.
 
 pub mod ask;
+pub mod command;
 pub mod instrument;
 pub mod judge;
 pub mod plan;

@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use super::instrument::GilRun;
 use super::judge::{ArmFigures, GilFigures, GilJudgement, ScaleFigures};
+use crate::text::table::Grid;
 use crate::verdict::Verdict;
 
 /// The arms table.
@@ -17,16 +18,18 @@ use crate::verdict::Verdict;
 pub fn render(f: &GilFigures) -> String {
     let b = f.bounds;
     let reading = f.instrument.reading();
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "  {:<12} {:<22} {:>6} {:>9} {:>10}  bound",
-        "arm",
-        format!("{reading} med [range]"),
-        "busy",
-        "calls/s",
-        "µs/call"
+    let mut grid = Grid::new(
+        [
+            "arm",
+            &format!("{reading} med [range]"),
+            "busy",
+            "calls/s",
+            "µs/call",
+            "bound",
+        ]
+        .map(String::from),
     );
+    grid.right(&[2, 3, 4]);
     let call_bound = match f.answer {
         Some(super::Expect::Releases) => format!("releases <= {:.2}", b.releases_at_most),
         Some(super::Expect::Holds) => format!("holds >= {:.2}", b.holds_at_least),
@@ -35,15 +38,15 @@ pub fn render(f: &GilFigures) -> String {
             b.releases_at_most, b.holds_at_least
         ),
     };
-    line(&mut out, &f.call, call_bound);
+    arm_row(&mut grid, &f.call, call_bound);
     let c = &f.controls;
     // The judge's reading of each control, never judged again here.
     for (arm, check) in [&c.releases, &c.holds_half, &c.holds_all]
         .into_iter()
         .zip(&f.control_checks)
     {
-        line(
-            &mut out,
+        arm_row(
+            &mut grid,
             arm,
             format!(
                 "{} {}",
@@ -56,6 +59,7 @@ pub fn render(f: &GilFigures) -> String {
             ),
         );
     }
+    let mut out = grid.render("  ");
     let extra = if f.rounds_run > f.rounds {
         format!(
             " ({} more than planned: some had no reading)",
@@ -90,17 +94,16 @@ pub fn render(f: &GilFigures) -> String {
     out
 }
 
-fn line(out: &mut String, arm: &ArmFigures, bound: String) {
+fn arm_row(grid: &mut Grid, arm: &ArmFigures, bound: String) {
     let r = arm.reading;
-    let _ = writeln!(
-        out,
-        "  {:<12} {:<22} {:>6.2} {:>9.0} {:>10}  {bound}",
-        arm.arm,
+    grid.row([
+        arm.arm.to_string(),
         format!("{:.2} [{:.2}-{:.2}]", r.median, r.min, r.max),
-        arm.busy,
-        arm.calls_per_s,
-        arm.call_us.map_or("-".into(), |us| format!("{us:.1}"))
-    );
+        format!("{:.2}", arm.busy),
+        format!("{:.0}", arm.calls_per_s),
+        arm.call_us.map_or("-".into(), |us| format!("{us:.1}")),
+        bound,
+    ]);
 }
 
 /// The threads-against-processes table, with its capacity control.
@@ -111,10 +114,7 @@ fn line(out: &mut String, arm: &ArmFigures, bound: String) {
 ///         2              2840   0.94x                5470   1.81x      1.97x
 /// ```
 pub fn render_scale(s: &ScaleFigures) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "  {:>7} {:>17} {:>7} {:>19} {:>7} {:>10} {:>13} {:>15}",
+    let mut grid = Grid::new([
         "workers",
         "threads calls/s",
         "vs 1t",
@@ -122,14 +122,13 @@ pub fn render_scale(s: &ScaleFigures) -> String {
         "vs 1t",
         "capacity",
         "threads PSS",
-        "processes PSS"
-    );
+        "processes PSS",
+    ]);
+    grid.right(&[0, 1, 2, 3, 4, 5, 6, 7]);
     let num = |v: Option<f64>, prec: usize| v.map_or("-".to_string(), |x| format!("{x:.prec$}"));
     for l in &s.lines {
-        let _ = writeln!(
-            out,
-            "  {:>7} {:>17} {:>7} {:>19} {:>7} {:>10} {:>13} {:>15}",
-            l.workers,
+        grid.row([
+            l.workers.to_string(),
             num(l.threads_calls_per_s.map(|m| m.median), 0),
             num(l.threads_x, 2) + "x",
             num(l.processes_calls_per_s.map(|m| m.median), 0),
@@ -137,8 +136,9 @@ pub fn render_scale(s: &ScaleFigures) -> String {
             num(l.capacity_x, 2) + "x",
             num(l.threads_pss_mib, 0) + " MiB",
             num(l.processes_pss_mib, 0) + " MiB",
-        );
+        ]);
     }
+    let mut out = grid.render("  ");
     let _ = writeln!(
         out,
         "  ({} calls per worker, {:.1} µs per call alone; medians of {} interleaved reps; \

@@ -22,6 +22,7 @@ use serde::Serialize;
 
 use super::judge::GilFigures;
 use super::plan::Expect;
+use crate::text::table::Grid;
 
 /// One stage's reading.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -149,21 +150,19 @@ pub fn table(stages: &[StageInput], cores: u32) -> Option<StageTable> {
 /// The terminal table.
 pub fn render(t: &StageTable) -> String {
     let num = |x: Option<f64>, d: usize| x.map_or_else(|| "-".into(), |v| format!("{v:.d$}"));
-    let mut out = format!(
-        "  {:<12} {:>9} {:>7} {:>9} {:>8} {:>9}\n",
-        "stage", "ms", "share", "GIL", "reading", "cpu ms"
-    );
+    let mut grid = Grid::new(["stage", "ms", "share", "GIL", "reading", "cpu ms"]);
+    grid.right(&[1, 2, 3, 4, 5]);
     for r in &t.rows {
-        out.push_str(&format!(
-            "  {:<12} {:>9.3} {:>6.1}% {:>9} {:>8.2} {:>9}\n",
-            r.name,
-            r.ms,
-            r.share * 100.0,
-            r.answer.map_or("?", |a| a.name()),
-            r.reading,
-            num(r.cpu_ms, 3)
-        ));
+        grid.row([
+            r.name.clone(),
+            format!("{:.3}", r.ms),
+            format!("{:.1}%", r.share * 100.0),
+            r.answer.map_or("?", |a| a.name()).to_string(),
+            format!("{:.2}", r.reading),
+            num(r.cpu_ms, 3),
+        ]);
     }
+    let mut out = grid.render("  ");
     out.push_str(&format!(
         "  request {:.3} ms; {:.3} ms of it holds the GIL (held share {:.1}%)\n",
         t.request_ms,
@@ -253,5 +252,51 @@ mod tests {
         none.call_us = None;
         assert!(table(&[none], 2).is_none());
         assert!(table(&[], 2).is_none());
+    }
+
+    /// Where the second column ends on each of `lines` (in characters).
+    fn ms_column_ends(lines: &[&str]) -> Vec<usize> {
+        lines
+            .iter()
+            .map(|l| {
+                let rest = l.trim_start();
+                let name_end = l.len() - rest.len() + rest.find(' ').unwrap();
+                let after = &l[name_end..];
+                let figure = after.trim_start();
+                l[..name_end].chars().count()
+                    + (after.len() - figure.len())
+                    + figure.find(" ").unwrap_or(figure.len())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_long_stage_name_keeps_the_columns_in_line() {
+        let stages = [
+            stage(
+                "tokenize_and_normalise",
+                140.0,
+                Some(140.0),
+                Some(Expect::Holds),
+            ),
+            stage("forward", 5000.0, Some(9000.0), Some(Expect::Releases)),
+        ];
+        let text = render(&table(&stages, 2).unwrap());
+        let lines: Vec<&str> = text.lines().take(3).collect();
+        let ends = ms_column_ends(&lines);
+        assert!(ends.iter().all(|e| *e == ends[0]), "{ends:?}\n{text}");
+        // Its twin: the fixed widths the table had before cannot hold the
+        // long name, and the same check sees the column break.
+        let padded: Vec<String> = [
+            ("stage", "ms"),
+            ("tokenize_and_normalise", "0.140"),
+            ("forward", "5.000"),
+        ]
+        .iter()
+        .map(|(n, ms)| format!("  {n:<12} {ms:>9}"))
+        .collect();
+        let padded: Vec<&str> = padded.iter().map(String::as_str).collect();
+        let ends = ms_column_ends(&padded);
+        assert!(ends.iter().any(|e| *e != ends[0]), "{ends:?}");
     }
 }

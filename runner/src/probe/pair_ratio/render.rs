@@ -1,6 +1,7 @@
 //! The pair-ratio table: one line per mode, then the capacity control.
 
 use super::judge::{p_bound, CapacitySource, ModeFigures, PairRatioFigures, WitnessRole};
+use crate::text::table::Grid;
 
 fn ok(holds: bool) -> &'static str {
     if holds {
@@ -10,43 +11,48 @@ fn ok(holds: bool) -> &'static str {
     }
 }
 
-fn mode_line(m: &ModeFigures) -> String {
-    format!(
-        "  {:<12} {:>9.1} {:>9.1} {:>7.2}x   {:<20} {:>9}   {}\n",
-        m.name,
-        m.single_ms.min,
-        m.pair_ms.min,
-        m.ratio,
+fn mode_row(grid: &mut Grid, m: &ModeFigures) {
+    grid.row([
+        m.name.to_string(),
+        format!("{:.1}", m.single_ms.min),
+        format!("{:.1}", m.pair_ms.min),
+        format!("{:.2}x", m.ratio),
         format!(
             "{:.2} [{:.2}-{:.2}]",
             m.trial_ratios.median, m.trial_ratios.min, m.trial_ratios.max
         ),
         m.bound.to_string(),
-        ok(m.holds)
-    )
+        ok(m.holds).to_string(),
+    ]);
 }
 
 /// The table of a pair-ratio run's figures.
 pub fn table(f: &PairRatioFigures, s: &mut String) {
-    s.push_str(&format!(
-        "  {:<12} {:>9} {:>9} {:>8}   {:<20} {:>9}\n",
-        "mode", "single ms", "pair ms", "ratio", "trials med [range]", "bound"
-    ));
-    s.push_str(&mode_line(&f.under_test));
-    s.push_str(&mode_line(&f.control));
-    s.push_str(&format!(
-        "  {:<12} {:>9} {:>9} {:>7.2}x   {:<20} {:>9}   {}\n",
-        "capacity",
+    let mut grid = Grid::new([
+        "mode",
+        "single ms",
+        "pair ms",
+        "ratio",
+        "trials med [range]",
+        "bound",
         "",
-        "",
-        f.capacity,
+    ]);
+    grid.right(&[1, 2, 3, 5]);
+    mode_row(&mut grid, &f.under_test);
+    mode_row(&mut grid, &f.control);
+    grid.row([
+        "capacity".to_string(),
+        String::new(),
+        String::new(),
+        format!("{:.2}x", f.capacity),
         format!(
             "{:.2} [{:.2}-{:.2}]",
             f.capacity_trials.median, f.capacity_trials.min, f.capacity_trials.max
         ),
         format!("<= {:.2}x", f.capacity_at_most),
-        ok(f.capacity <= f.capacity_at_most)
-    ));
+        ok(f.capacity <= f.capacity_at_most).to_string(),
+    ]);
+    s.push_str(&grid.render("  "));
     let capacity = match f.capacity_source {
         CapacitySource::Control => "capacity: the control's min pair / min single",
         CapacitySource::Kernel => {
@@ -60,7 +66,7 @@ pub fn table(f: &PairRatioFigures, s: &mut String) {
     witness_table(f, s);
 }
 
-fn witness_line(m: &ModeFigures) -> Option<String> {
+fn witness_row(m: &ModeFigures) -> Option<[String; 8]> {
     let wit = m.witness.as_ref()?;
     let w = &wit.reading;
     let verdict = match wit.holds {
@@ -68,41 +74,48 @@ fn witness_line(m: &ModeFigures) -> Option<String> {
         Some(false) => "no",
         None => "-",
     };
-    Some(format!(
-        "  {:<12} {:>8.2} {:>11.2} {:>8.2} {:>9.2}   {:<16} {:>10}   {}\n",
-        m.name,
-        w.parallelism.median,
-        w.unconvoyed.median,
-        w.blocked.median,
-        w.run_queue.median,
+    Some([
+        m.name.to_string(),
+        format!("{:.2}", w.parallelism.median),
+        format!("{:.2}", w.unconvoyed.median),
+        format!("{:.2}", w.blocked.median),
+        format!("{:.2}", w.run_queue.median),
         format!(
             "[{:.2}-{:.2}] n={}",
             w.parallelism.min, w.parallelism.max, w.pairs
         ),
         wit.bound.map_or("-".to_string(), p_bound),
-        verdict
-    ))
+        verdict.to_string(),
+    ])
 }
 
 /// The scheduler witness beside the wall figures (Linux).
 fn witness_table(f: &PairRatioFigures, s: &mut String) {
-    let lines: Vec<String> = [&f.under_test, &f.control]
+    let rows: Vec<[String; 8]> = [&f.under_test, &f.control]
         .into_iter()
-        .filter_map(witness_line)
+        .filter_map(witness_row)
         .collect();
-    if lines.is_empty() {
+    if rows.is_empty() {
         if let Some(note) = &f.witness_note {
             s.push_str(&format!("  scheduler witness: {note}\n"));
         }
         return;
     }
-    s.push_str(&format!(
-        "  {:<12} {:>8} {:>11} {:>8} {:>9}   {:<16} {:>10}\n",
-        "witness", "P", "unconvoyed", "blocked", "run-queue", "P range", "bound"
-    ));
-    for l in lines {
-        s.push_str(&l);
+    let mut grid = Grid::new([
+        "witness",
+        "P",
+        "unconvoyed",
+        "blocked",
+        "run-queue",
+        "P range",
+        "bound",
+        "",
+    ]);
+    grid.right(&[1, 2, 3, 4, 6]);
+    for row in rows {
+        grid.row(row);
     }
+    s.push_str(&grid.render("  "));
     let role = match f.witness {
         WitnessRole::Agrees => "agrees with the wall gap",
         WitnessRole::Disagrees => "DISAGREES with the wall gap",

@@ -32,7 +32,7 @@ use serde::Serialize;
 
 use super::PairRatioPlan;
 use crate::kernel::pairs::PairsReading;
-use crate::spec::Bound;
+use crate::spec::RatioBound;
 
 /// Σ on-CPU over the pair's wall at least this: the two requests were on
 /// two CPUs at once. Quiet here: releasing 1.40, the holding control 0.98.
@@ -140,7 +140,7 @@ impl Rules {
     /// the row sets no witness bounds of that shape (the witness is then
     /// shown, not judged).
     pub fn of_plan(plan: &PairRatioPlan) -> Option<Self> {
-        let (Some(Bound::AtLeast(at_once)), Some(Bound::AtMost(control))) =
+        let (Some(RatioBound::AtLeast(at_once)), Some(RatioBound::AtMost(control))) =
             (plan.under_test.witness_bound, plan.control.witness_bound)
         else {
             return None;

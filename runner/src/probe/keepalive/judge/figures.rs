@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::probe::keepalive::measure::{KeepaliveModeRun, KeepaliveRun, KeepaliveTrial};
 use crate::probe::keepalive::KeepalivePlan;
-use crate::spec::Bound;
+use crate::spec::RatioBound;
 use crate::stats::Spread;
 
 /// One named check of the mode under test.
@@ -16,7 +16,7 @@ pub struct Check {
     pub name: &'static str,
     /// The figure, over S.
     pub value: f64,
-    pub bound: Bound,
+    pub bound: RatioBound,
     pub holds: bool,
 }
 
@@ -41,7 +41,7 @@ fn values(run: &KeepaliveModeRun, pick: fn(&KeepaliveTrial) -> Option<f64>) -> V
 /// The under-test checks, in order of importance.
 fn checks(plan: &KeepalivePlan, u: &KeepaliveModeRun) -> Vec<Check> {
     let mut out = Vec::new();
-    let mut push = |name, value: Option<f64>, bound: Bound| {
+    let mut push = |name, value: Option<f64>, bound: RatioBound| {
         if let Some(value) = value {
             out.push(Check {
                 name,
@@ -61,22 +61,22 @@ fn checks(plan: &KeepalivePlan, u: &KeepaliveModeRun) -> Vec<Check> {
     push(
         "B's warm-up over S",
         u.b_warmup_over_s,
-        Bound::AtMost(plan.warmup_at_most),
+        RatioBound::AtMost(plan.warmup_at_most),
     );
     push(
         "third connection over S (worst trial)",
         worst(values(u, |t| t.c_over_s)),
-        Bound::AtMost(plan.third_at_most),
+        RatioBound::AtMost(plan.third_at_most),
     );
     push(
         "A's slow reply over S (shortest)",
         best(values(u, |t| t.a_over_s)),
-        Bound::AtLeast(plan.slow_at_least),
+        RatioBound::AtLeast(plan.slow_at_least),
     );
     push(
         "A's slow reply over S (longest)",
         worst(values(u, |t| t.a_over_s)),
-        Bound::AtMost(plan.slow_at_most),
+        RatioBound::AtMost(plan.slow_at_most),
     );
     out
 }

@@ -7,7 +7,7 @@
 use super::figures::{Check, KeepaliveFigures};
 use crate::probe::keepalive::measure::KeepaliveRun;
 use crate::probe::keepalive::KeepalivePlan;
-use crate::spec::Bound;
+use crate::spec::RatioBound;
 use crate::verdict::{margin, Verdict};
 
 /// The rule that decided.
@@ -40,7 +40,7 @@ impl Decision {
 }
 
 /// Whether `value` lies within the plan's margin of `bound`.
-fn near(plan: &KeepalivePlan, value: f64, bound: Bound) -> bool {
+fn near(plan: &KeepalivePlan, value: f64, bound: RatioBound) -> bool {
     margin(value, bound).abs() < plan.margin
 }
 

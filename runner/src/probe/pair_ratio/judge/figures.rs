@@ -10,7 +10,7 @@ use super::super::measure::{ModeRun, PairRatioRun};
 use super::super::rulebook::{self, Medians, Rules, Ruling};
 use super::super::PairRatioPlan;
 use crate::kernel::pairs::{self, Counted, PairsReading};
-use crate::spec::Bound;
+use crate::spec::RatioBound;
 use crate::stats::{ratio_of_minima, Spread};
 use crate::verdict::{margin, Warning};
 
@@ -21,7 +21,7 @@ pub struct ModeFigures {
     pub path: String,
     /// min(pair) / min(single): the figure the verdict uses.
     pub ratio: f64,
-    pub bound: Bound,
+    pub bound: RatioBound,
     pub holds: bool,
     /// Per-trial pair/single ratios.
     pub trial_ratios: Spread,
@@ -42,7 +42,7 @@ pub struct ModeWitness {
     #[serde(flatten)]
     pub reading: PairsReading,
     /// The row's bound on `parallelism.median`, if it sets one.
-    pub bound: Option<Bound>,
+    pub bound: Option<RatioBound>,
     /// The rulebook's call on this mode: for the mode under test, whether
     /// the pair ran at once (None: it cannot tell); for the control,
     /// whether it separates.
@@ -114,7 +114,7 @@ impl PairRatioFigures {
     }
 }
 
-fn mode_figures(run: &ModeRun, bound: Bound) -> Option<ModeFigures> {
+fn mode_figures(run: &ModeRun, bound: RatioBound) -> Option<ModeFigures> {
     let ratio = ratio_of_minima(&run.pair_ms, &run.single_ms)?;
     let per_trial: Vec<f64> = run
         .pair_ms
@@ -140,7 +140,7 @@ fn mode_figures(run: &ModeRun, bound: Bound) -> Option<ModeFigures> {
 /// The witness over every witnessed pair of `run` (every serving thread
 /// read; one thread that served both requests reads about 1, as it must);
 /// None with no such pair. `holds` is the rulebook's, set by [`reduce`].
-fn mode_witness(run: &ModeRun, bound: Option<Bound>) -> Option<ModeWitness> {
+fn mode_witness(run: &ModeRun, bound: Option<RatioBound>) -> Option<ModeWitness> {
     Some(ModeWitness {
         reading: pairs::reduce(&run.witness, Counted::EveryServed)?,
         bound,
@@ -278,8 +278,8 @@ pub fn reduce(plan: &PairRatioPlan, run: &PairRatioRun) -> Option<PairRatioFigur
         }
     }
     let gap = match plan.under_test.bound {
-        Bound::AtMost(_) => c.ratio - u.ratio,
-        Bound::AtLeast(_) => u.ratio - c.ratio,
+        RatioBound::AtMost(_) => c.ratio - u.ratio,
+        RatioBound::AtLeast(_) => u.ratio - c.ratio,
     };
     let witness_margin = |m: &ModeFigures| {
         let w = m.witness.as_ref()?;

@@ -4,7 +4,7 @@
 use super::*;
 use crate::kernel::control::ControlSample;
 use crate::probe::pair_ratio::measure::ModeRun;
-use crate::spec::Bound;
+use crate::spec::RatioBound;
 use crate::spec::{Mode, ServerSettings};
 
 fn plan(under_path: &str, control_path: &str) -> PairRatioPlan {
@@ -18,8 +18,8 @@ fn plan(under_path: &str, control_path: &str) -> PairRatioPlan {
     PairRatioPlan {
         work_kib: 64,
         warmup: 0,
-        under_test: mode("releasing", under_path, Bound::AtMost(1.35)),
-        control: mode("holding", control_path, Bound::AtLeast(1.7)),
+        under_test: mode("releasing", under_path, RatioBound::AtMost(1.35)),
+        control: mode("holding", control_path, RatioBound::AtLeast(1.7)),
         gap_at_least: 0.5,
         capacity_at_most: 1.3,
         margin: 0.1,
@@ -219,8 +219,8 @@ fn pair_witness(threads: &[(u64, u64)]) -> Witness {
 /// The E19 plan with witness bounds.
 fn witnessed_plan() -> PairRatioPlan {
     let mut p = plan("/work?mode=release", "/work?mode=hold");
-    p.under_test.witness_bound = Some(Bound::AtLeast(1.7));
-    p.control.witness_bound = Some(Bound::AtMost(1.6));
+    p.under_test.witness_bound = Some(RatioBound::AtLeast(1.7));
+    p.control.witness_bound = Some(RatioBound::AtMost(1.6));
     p.serialised_at_most = Some(1.4);
     p
 }
@@ -450,7 +450,7 @@ fn the_on_cpu_proof_settles_a_witness_pass_with_no_free_core() {
     // Twin: the same proof against a row whose at-once bound the view's
     // runnable P (1.83) also clears by less than the margin is still
     // settled by the proof; without the proof (a serialised view) no pass.
-    p.under_test.witness_bound = Some(Bound::AtLeast(1.8));
+    p.under_test.witness_bound = Some(RatioBound::AtLeast(1.8));
     let r = witnessed(&p, (2.0, 2.0, 2.0), serialised, crept, 5);
     assert_ne!(judge(&p, BUDGET, &r).concluded().verdict, Verdict::Pass);
 }

@@ -5,13 +5,13 @@
 use super::super::PairRatioPlan;
 use super::figures::{CapacitySource, ModeFigures, PairRatioFigures};
 use super::rules::{Decision, Near, Open, Wall};
-use crate::spec::{Bound, Trials};
+use crate::spec::{RatioBound, Trials};
 
 /// A parallelism bound as the reports show it (`P >= 1.60`).
-pub fn p_bound(b: Bound) -> String {
+pub fn p_bound(b: RatioBound) -> String {
     match b {
-        Bound::AtMost(v) => format!("P <= {v:.2}"),
-        Bound::AtLeast(v) => format!("P >= {v:.2}"),
+        RatioBound::AtMost(v) => format!("P <= {v:.2}"),
+        RatioBound::AtLeast(v) => format!("P >= {v:.2}"),
     }
 }
 

@@ -1,4 +1,4 @@
-//! What a sweep asks for: [`SweepRequest`], built by the CLI from the flags
+//! What a sweep asks for: [`SweepInput`], built by the CLI from the flags
 //! of `runner sweep` and by `row` from a sweep row's `sweep:` block (it is
 //! that block), checked once into a [`SweepPlan`]. A bad value is a
 //! [`FieldError`] naming the [`SweepField`]: the CLI turns it into the flag,
@@ -14,15 +14,15 @@ use serde::{Deserialize, Serialize};
 
 use super::SweepPlan;
 use crate::host::limits::Limits;
+use crate::input::FieldError;
 use crate::load::route::Route;
 use crate::load::window::{load_window, WindowField};
-use crate::request::FieldError;
 use crate::spec::resolve_profile;
 
 /// The fixture's app, served when no app is given.
 pub const FIXTURE_APP: &str = "app:app";
 
-/// The request's defaults, which the flags and a row's omitted keys take.
+/// The input's defaults, which the flags and a row's omitted keys take.
 pub const DEFAULT_SERVER: &str = "granian";
 pub const DEFAULT_PATH: &str = "/work?mode=release&kib=8192";
 pub const DEFAULT_THREADS: [u32; 4] = [1, 2, 4, 8];
@@ -31,12 +31,12 @@ pub const DEFAULT_DURATION: &str = "5s";
 pub const DEFAULT_WARMUP: &str = "1s";
 
 // The doc line below is the row schema's description (a test checks the
-// checked-in copy): a request is also a sweep row's `sweep:` block.
+// checked-in copy): an input is also a sweep row's `sweep:` block.
 /// What to sweep: the flags of `runner sweep`, as keys.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "SweepBlock")]
-pub struct SweepRequest {
+pub struct SweepInput {
     /// Server profile: a name from specs/servers/ (`--server` overrides it).
     #[serde(default = "default_server")]
     pub server: String,
@@ -110,7 +110,7 @@ fn default_machine_wait_ms() -> u64 {
     Limits::DEFAULT_MACHINE_WAIT_MS
 }
 
-impl Default for SweepRequest {
+impl Default for SweepInput {
     fn default() -> Self {
         Self {
             server: default_server(),
@@ -131,7 +131,7 @@ impl Default for SweepRequest {
     }
 }
 
-/// A field of [`SweepRequest`].
+/// A field of [`SweepInput`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SweepField {
     Server,
@@ -160,7 +160,7 @@ impl From<WindowField> for SweepField {
     }
 }
 
-/// A request that passed its checks, before a profile is chosen.
+/// An input that passed its checks, before a profile is chosen.
 struct Checked {
     routes: Vec<Arc<Route>>,
     threads: Vec<u32>,
@@ -214,7 +214,7 @@ impl ReadyPath {
 
 type Result<T> = std::result::Result<T, FieldError<SweepField>>;
 
-impl SweepRequest {
+impl SweepInput {
     /// Checks every field without starting anything (a row loader's check).
     /// `fixture_dir` is the project's fixtures/bareapp.
     pub fn check(&self, fixture_dir: &Path) -> Result<()> {

@@ -1,4 +1,4 @@
-//! What `runner advise` asks for: [`AdviseRequest`], built by the CLI,
+//! What `runner advise` asks for: [`AdviseInput`], built by the CLI,
 //! checked once into an [`AdvisePlan`]. The app, the route and the limits
 //! are checked as a sweep's are (the headroom question is a sweep); a bad
 //! value is a [`FieldError`] naming the [`AdviseField`], which the CLI turns
@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::host::limits::Limits;
+use crate::input::FieldError;
 use crate::load::route::Route;
 use crate::probe::gil::{GilBlock, GilPlan, InstrumentChoice};
-use crate::request::FieldError;
-use crate::sweep::request::{SweepField, SweepRequest, DEFAULT_PATH, DEFAULT_SERVER};
+use crate::sweep::input::{SweepField, SweepInput, DEFAULT_PATH, DEFAULT_SERVER};
 use crate::sweep::SweepPlan;
 
 use super::headroom;
@@ -26,7 +26,7 @@ pub const SWEEP_WARMUP_CAP: std::time::Duration = std::time::Duration::from_secs
 
 /// What to advise on.
 #[derive(Debug, Clone)]
-pub struct AdviseRequest {
+pub struct AdviseInput {
     /// The view.
     pub path: String,
     /// Answer question 1 with the GIL probe of this call instead of a pair.
@@ -40,14 +40,14 @@ pub struct AdviseRequest {
     /// with `app`, the profile's `ready.path` otherwise.
     pub ready_path: Option<String>,
     /// The server's environment over its profile's, and its readiness
-    /// bound: the app's settings (`SweepRequest::env`).
+    /// bound: the app's settings (`SweepInput::env`).
     pub env: std::collections::BTreeMap<String, String>,
     pub ready_timeout_ms: Option<u64>,
     pub request_timeout_ms: u64,
     pub machine_wait_ms: u64,
 }
 
-impl Default for AdviseRequest {
+impl Default for AdviseInput {
     fn default() -> Self {
         Self {
             path: DEFAULT_PATH.into(),
@@ -65,7 +65,7 @@ impl Default for AdviseRequest {
     }
 }
 
-/// A field of [`AdviseRequest`].
+/// A field of [`AdviseInput`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AdviseField {
     /// A field advise shares with the sweep (`Paths` is `path`).
@@ -74,7 +74,7 @@ pub enum AdviseField {
     Args,
 }
 
-/// A checked request.
+/// A checked input.
 pub struct AdvisePlan {
     pub path: String,
     pub route: Arc<Route>,
@@ -86,7 +86,7 @@ pub struct AdvisePlan {
     pub headroom: SweepPlan,
 }
 
-impl AdviseRequest {
+impl AdviseInput {
     /// `fixture_dir` is the project's fixtures/bareapp, `servers_dir` its
     /// specs/servers.
     pub fn plan(
@@ -94,7 +94,7 @@ impl AdviseRequest {
         fixture_dir: &Path,
         servers_dir: &Path,
     ) -> Result<AdvisePlan, FieldError<AdviseField>> {
-        let sweep = SweepRequest {
+        let sweep = SweepInput {
             server: self.server.clone(),
             paths: vec![self.path.clone()],
             threads: headroom::THREADS.to_vec(),

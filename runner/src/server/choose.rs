@@ -1,22 +1,16 @@
-//! `--interface` and the server an app is served on, for the commands that
-//! serve one app (`sweep`, `advise`): the app's interface is found by
-//! importing it (`runner::server::interface`) unless given; with no
-//! `--server`, the profile is the default for that interface; a profile
+//! The server an app is served on, for the commands that serve one app
+//! (`sweep`, `advise`) and the gates of a row: the app's interface is
+//! found by importing it ([`super::interface`]) unless given; with no
+//! server named, the profile is the default for that interface; a profile
 //! that speaks the other interface is refused before anything starts,
 //! naming the profiles that would serve it.
 
 use std::path::{Path, PathBuf};
 
-use runner::host::project::Project;
-use runner::server::interface::{self, Found};
-use runner::spec::{self, Interface, Profile};
-
-pub use runner::server::interface::ASGI_FIXTURE;
-
-/// `--interface wsgi|asgi`, for clap.
-pub fn parse_interface(text: &str) -> Result<Interface, String> {
-    Interface::parse(text).ok_or_else(|| format!("{text:?}: use wsgi or asgi"))
-}
+use crate::console::Console;
+use crate::host::project::Project;
+use crate::server::interface::{self, Found, ASGI_FIXTURE};
+use crate::spec::{self, Interface, Profile};
 
 /// The server asked for: `--server`, else the default for the interface
 /// given with `--interface` (WSGI's when neither is given).
@@ -61,18 +55,34 @@ pub struct Settled {
     pub profile: Option<Profile>,
 }
 
-/// Finds the app's interface (unless `given`), then checks `profile`
-/// serves it: with `server_given` false, a profile of the app's interface
-/// is chosen; with it true, a mismatch is the refusal (Err).
+/// A user's app to serve, and the server asked for.
+pub struct UserApp<'a> {
+    /// MODULE:ATTR.
+    pub app: &'a str,
+    pub app_dir: &'a Path,
+    /// The interface given (`--interface`), if any.
+    pub given: Option<Interface>,
+    /// The profile planned.
+    pub profile: &'a Profile,
+    /// Whether the user named the server.
+    pub server_given: bool,
+}
+
+/// Finds the app's interface (unless given), then checks the profile
+/// serves it: with no server given, a profile of the app's interface is
+/// chosen; with one given, a mismatch is the refusal (Err).
 pub async fn settle(
     project: &Project,
     python: &Path,
-    app: &str,
-    app_dir: &Path,
-    given: Option<Interface>,
-    profile: &Profile,
-    server_given: bool,
+    user: &UserApp<'_>,
 ) -> Result<Settled, String> {
+    let UserApp {
+        app,
+        app_dir,
+        given,
+        profile,
+        server_given,
+    } = *user;
     let (interface, found) = match given {
         Some(i) => (i, None),
         None => {
@@ -116,6 +126,54 @@ pub async fn settle(
     Err(format!("--server {}: {refusal}{how}", profile.name))
 }
 
+/// [`settle`], telling `console` what the app was found to be and which
+/// server serves it instead (as `command`, "sweep" or "advise"): the
+/// profile to serve it on instead of the planned one, if any.
+pub async fn settle_told(
+    project: &Project,
+    python: &Path,
+    user: &UserApp<'_>,
+    command: &str,
+    console: &dyn Console,
+) -> Result<Option<Profile>, String> {
+    let settled = settle(project, python, user).await?;
+    if let Some(found) = &settled.found {
+        console.note(&format!(
+            "{command}: {} is {} ({}): {}",
+            user.app, found.what, found.why, settled.interface
+        ));
+    }
+    if let Some(other) = &settled.profile {
+        console.note(&format!(
+            "{command}: serving it on {} (no --server given; the {} default)",
+            other.name, settled.interface
+        ));
+    }
+    Ok(settled.profile)
+}
+
+/// The names of every profile in specs/servers/, sorted.
+pub fn profile_names(project: &Project) -> Result<Vec<String>, String> {
+    let files = spec::row_files(&project.servers_dir()).map_err(|e| e.to_string())?;
+    Ok(files
+        .iter()
+        .filter_map(|f| f.file_stem().and_then(|s| s.to_str()).map(String::from))
+        .collect())
+}
+
+/// The profiles `names` give, or every profile of specs/servers/ when none.
+pub fn profiles_named(project: &Project, names: &[String]) -> Result<Vec<Profile>, String> {
+    let names = if names.is_empty() {
+        profile_names(project)?
+    } else {
+        names.iter().map(|s| s.trim().to_string()).collect()
+    };
+    names
+        .iter()
+        .map(|n| spec::resolve_profile(&project.servers_dir(), n).map_err(|e| e.to_string()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,6 +187,5 @@ mod tests {
             server_name(Some("hypercorn"), Some(Interface::Wsgi)),
             "hypercorn"
         );
-        assert!(parse_interface("rsgi").is_err());
     }
 }

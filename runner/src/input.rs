@@ -1,4 +1,4 @@
-//! Requests: what a caller asks the engine for, before it is checked. The
+//! Inputs: what a caller asks the engine for, before it is checked. The
 //! CLI builds them from flags and the row loaders from YAML keys; the
 //! engine checks them once and, when a value is wrong, says which field,
 //! never which flag or key: each caller names the field its own way

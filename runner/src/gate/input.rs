@@ -1,4 +1,4 @@
-//! How gates run, as a caller asks for it: [`RunRequest`] (trials and the
+//! How gates run, as a caller asks for it: [`RunInput`] (trials and the
 //! limits), built by the CLI for every command that runs gates, checked
 //! once into a [`RunPlan`]. A bad value names its [`RunField`]; the CLI
 //! turns it into the flag.
@@ -6,20 +6,20 @@
 use std::time::Duration;
 
 use crate::host::limits::Limits;
-use crate::request::FieldError;
+use crate::input::FieldError;
 use crate::spec::row::Row;
 use crate::spec::Trials;
 
 /// How gates run.
 #[derive(Debug, Clone, Copy)]
-pub struct RunRequest {
+pub struct RunInput {
     /// Exactly this many trials per gate; the row's budget when None.
     pub trials: Option<u32>,
     pub request_timeout_ms: u64,
     pub machine_wait_ms: u64,
 }
 
-impl Default for RunRequest {
+impl Default for RunInput {
     fn default() -> Self {
         Self {
             trials: None,
@@ -29,21 +29,21 @@ impl Default for RunRequest {
     }
 }
 
-/// A field of [`RunRequest`].
+/// A field of [`RunInput`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunField {
     Trials,
     RequestTimeoutMs,
 }
 
-/// A checked [`RunRequest`].
+/// A checked [`RunInput`].
 #[derive(Debug, Clone, Copy)]
 pub struct RunPlan {
     pub trials: Option<u32>,
     pub limits: Limits,
 }
 
-impl RunRequest {
+impl RunInput {
     pub fn plan(&self) -> Result<RunPlan, FieldError<RunField>> {
         if let Some(t) = self.trials {
             if !(1..=1000).contains(&t) {
@@ -83,14 +83,14 @@ mod tests {
 
     #[test]
     fn each_bad_value_names_its_field() {
-        assert!(RunRequest::default().plan().is_ok());
-        let bad = |r: RunRequest| r.plan().unwrap_err().field;
-        let trials = RunRequest {
+        assert!(RunInput::default().plan().is_ok());
+        let bad = |r: RunInput| r.plan().unwrap_err().field;
+        let trials = RunInput {
             trials: Some(0),
             ..Default::default()
         };
         assert_eq!(bad(trials), RunField::Trials);
-        let timeout = RunRequest {
+        let timeout = RunInput {
             request_timeout_ms: 5,
             ..Default::default()
         };
