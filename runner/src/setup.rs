@@ -100,10 +100,13 @@ pub fn every_row(
     let mut announce = |say: &mut dyn FnMut(&str), why: &str| {
         if !said {
             said = true;
-            say(&format!(
-                "preparing {} for every row ({why}): {what}; once, a few minutes; pip's output: {logs}",
-                venv.display(),
-            ));
+            say(&pyenv::EnvProgress::InstallingForRows {
+                venv: venv.clone(),
+                what: what.clone(),
+                logs: logs.clone(),
+                reason: why.to_string(),
+            }
+            .to_string());
         }
     };
     let env = pyenv::prepare_for(project, None, want, &mut |p| {

@@ -41,6 +41,16 @@ pub enum EnvProgress {
         requirements: PathBuf,
         reason: String,
     },
+    /// The suite's every-row venv (`prepare --rows all`): the servers and
+    /// every row's libraries, said once before pip starts.
+    InstallingForRows {
+        venv: PathBuf,
+        /// What goes in: "the pinned servers and numpy==2.1.3, ...".
+        what: String,
+        /// Where pip's output goes.
+        logs: String,
+        reason: String,
+    },
     Installed {
         elapsed: Duration,
     },
@@ -60,6 +70,17 @@ impl std::fmt::Display for EnvProgress {
                  (this takes a minute once; --python PATH uses an interpreter of yours instead)",
                 venv.display(),
                 requirements.display()
+            ),
+            EnvProgress::InstallingForRows {
+                venv,
+                what,
+                logs,
+                reason,
+            } => write!(
+                f,
+                "preparing the Python environment for every row ({reason}): creating {} and \
+                 installing {what} (once, a few minutes; pip's output: {logs})",
+                venv.display()
             ),
             EnvProgress::Installed { elapsed } => write!(
                 f,
