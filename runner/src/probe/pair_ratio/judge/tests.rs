@@ -527,3 +527,47 @@ fn with_the_witness_a_trial_without_snapshots_has_no_free_core() {
     assert_eq!(j.verdict, Verdict::CannotJudge);
     assert!(j.reason.contains("has a capacity reading"), "{}", j.reason);
 }
+
+/// Both threads runnable at once, P 1.73: past E19's 1.70 by less than
+/// the margin, with no on-CPU proof.
+fn parallel_near_bound() -> Witness {
+    pair_witness(&[(20, 15), (20, 14)])
+}
+
+#[test]
+fn a_clear_wall_pass_settles_a_witness_pass_near_its_bound() {
+    let p = witnessed_plan();
+    // No free core by the capacity control (2.0x), yet the wall ratios
+    // over every trial pass past their margins (E15 on granian at load 2.3:
+    // 1.09x against the control's 2.01x): noise cannot fake that, so the
+    // witness's pass near its bound is settled.
+    let r = witnessed(&p, (1.09, 2.01, 2.0), parallel_near_bound, serialised, 5);
+    let j = judge(&p, BUDGET, &r);
+    assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
+    assert_eq!(j.figures.as_ref().unwrap().valid_trials, 0);
+    assert!(j.settled(), "{:?}", j.unsettled);
+    assert!(
+        j.confidence.contains("over every trial"),
+        "{}",
+        j.confidence
+    );
+    // Twin: the same witness beside wall ratios that do not pass (both
+    // pairs slowed to 2x) is still near its bound: ambiguous at the end of
+    // the budget, never a pass.
+    let r = witnessed(&p, (2.0, 2.0, 2.0), parallel_near_bound, serialised, 15);
+    let j = judge(&p, BUDGET, &r);
+    assert!(!j.settled());
+    let j = j.concluded();
+    assert_eq!(j.verdict, Verdict::CannotJudge, "{}", j.reason);
+    assert!(
+        j.reason.contains("within 0.10 of its bound"),
+        "{}",
+        j.reason
+    );
+    // Nor does a wall pass whose gap stands within the margin settle it.
+    let r = witnessed(&p, (1.30, 1.85, 2.0), parallel_near_bound, serialised, 15);
+    assert_eq!(
+        judge(&p, BUDGET, &r).concluded().verdict,
+        Verdict::CannotJudge
+    );
+}

@@ -4,7 +4,7 @@
 
 use super::super::PairRatioPlan;
 use super::figures::{CapacitySource, ModeFigures, PairRatioFigures};
-use super::rules::{Decision, Near, Open, Wall};
+use super::rules::{wall_passes_clearly, Decision, Near, Open, Wall};
 use crate::spec::{RatioBound, Trials};
 
 /// A parallelism bound as the reports show it (`P >= 1.60`).
@@ -132,7 +132,7 @@ pub fn reason(
                 no_core()
             ))
         }
-        Decision::NoFreeCore { witness: Some(_) } => (
+        Decision::NoFreeCore { witness: Some(claim) } => (
             format!(
                 "{} by the scheduler witness ({witness_said}); wall ratio not usable: {}",
                 d.verdict().label(),
@@ -140,11 +140,17 @@ pub fn reason(
             ),
             format!(
                 "{n} trials, {} witnessed pairs of {} and {} of {}; the witness counts waiting for a core as \
-                 runnable, so it needs no free core; wall figures (not used): {summary}",
+                 runnable, so it needs no free core; wall figures {}: {summary}",
                 u.witness.as_ref().map_or(0, |w| w.reading.pairs),
                 u.name,
                 c.witness.as_ref().map_or(0, |w| w.reading.pairs),
                 c.name,
+                if claim && wall_passes_clearly(plan, f) {
+                    "over every trial (they pass too, past their margins, which noise cannot fake: it settles a \
+                     witness pass near its bound)"
+                } else {
+                    "(not used)"
+                },
             ),
         ),
         Decision::ControlDidNotSeparate => {
