@@ -571,3 +571,47 @@ fn a_clear_wall_pass_settles_a_witness_pass_near_its_bound() {
         Verdict::CannotJudge
     );
 }
+
+#[test]
+fn a_clear_wall_pass_stands_without_a_free_core() {
+    let p = plan("/work?mode=release", "/work?mode=hold");
+    // Every trial's capacity 2.0x: no free core; the wall ratios pass by
+    // far (E19-fastapi on granian-asgi beside two burst loads: 1.14x
+    // against 2.04x).
+    let r = run(&p, 1.14, 2.04, 2.0, 5);
+    let j = judge(&p, BUDGET, &r);
+    assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
+    assert!(j.settled(), "{:?}", j.unsettled);
+    assert!(j.reason.contains("noise only adds time"), "{}", j.reason);
+    // Twin: the serialised pair on the same busy machine is no verdict.
+    let r = run(&p, 2.0, 2.04, 2.0, 15);
+    assert_eq!(
+        judge(&p, BUDGET, &r).concluded().verdict,
+        Verdict::CannotJudge
+    );
+    // Twin: one lucky pair carries the ratio of minima, the trials' own
+    // ratios (median 2.0x) do not pass: no verdict.
+    let mut r = run(&p, 2.0, 2.04, 2.0, 15);
+    r.under_test.pair_ms[3] = 20.0 * 1.05;
+    let f = judge(&p, BUDGET, &r).figures.unwrap();
+    assert!(f.under_test.holds, "the minima alone pass");
+    assert_eq!(
+        judge(&p, BUDGET, &r).concluded().verdict,
+        Verdict::CannotJudge
+    );
+}
+
+#[test]
+fn a_clear_wall_pass_against_a_witness_that_says_turns_cannot_judge() {
+    let p = witnessed_plan();
+    let r = witnessed(&p, (1.14, 2.04, 2.0), serialised, serialised, 15);
+    let j = judge(&p, BUDGET, &r).concluded();
+    assert_eq!(j.verdict, Verdict::CannotJudge, "{}", j.reason);
+    assert!(j.reason.contains("disagree"), "{}", j.reason);
+    // Twin: the witness between its bands lets the wall pass stand.
+    let between = || pair_witness(&[(20, 12), (20, 13)]);
+    let r = witnessed(&p, (1.14, 2.04, 2.0), between, serialised, 5);
+    let j = judge(&p, BUDGET, &r);
+    assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
+    assert_eq!(j.figures.unwrap().witness, WitnessRole::Silent);
+}

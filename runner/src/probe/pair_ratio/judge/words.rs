@@ -153,6 +153,23 @@ pub fn reason(
                 },
             ),
         ),
+        Decision::WallPassWithoutFreeCore { .. } => (
+            format!(
+                "{summary}, over every trial: only {k} of {n} had a free core, but noise only adds time, and more \
+                 to a pair that needs two cores than to one request, so it cannot make a serialised pair pass; \
+                 the scheduler witness {}",
+                match &f.witness_note {
+                    Some(note) => format!("is not here ({note})"),
+                    None => format!("could not decide ({witness_said})"),
+                }
+            ),
+            wall_confidence(),
+        ),
+        Decision::WallPassAgainstWitness => bare(format!(
+            "the wall clock and the scheduler witness disagree: the wall ratios over every trial pass ({summary}; \
+             only {k} of {n} trials had a free core), the witness says the pair took turns ({witness_said}). \
+             Run on a quieter machine"
+        )),
         Decision::ControlDidNotSeparate => {
             // Only the trials with a free core count, and on a busy machine
             // even those are noisy: the remedy is then a quieter machine,
