@@ -71,6 +71,13 @@ impl HeadroomFigures {
         (self.one_thread_cpu_pct + self.one_thread_run_queue_pct) / 100.0
     }
 
+    /// Cores the server's group asked for at `threads` handler threads:
+    /// (on-CPU + run-queue) over the window, in cores; None where unread.
+    pub fn demand_at(&self, threads: u32) -> Option<f64> {
+        let p = self.points.iter().find(|p| p.threads == threads)?;
+        Some((p.cpu_pct? + p.run_queue_pct?) / 100.0)
+    }
+
     pub fn scaling_at(&self, threads: u32) -> Option<f64> {
         self.points
             .iter()

@@ -133,6 +133,14 @@ pub const SCALES_AT_LEAST: f64 = 1.2;
 /// No headroom by the CPU must show too: two threads at most this many
 /// times one thread's req/s.
 pub const FLAT_AT_MOST: f64 = 1.5;
+/// Where a busy machine kept req/s from scaling, the headroom shows in
+/// what the threads asked for instead: the server's group runnable (on a
+/// CPU or waiting for one) at least this many times its one-thread
+/// demand. Waiting for a core counts, so a neighbour takes req/s away but
+/// not this; a holding view's second thread sleeps on the GIL and adds
+/// only its wake-ups (E19's at-once bound: the holding control under load
+/// read P 1.3-1.5).
+pub const DEMAND_SCALES_AT_LEAST: f64 = 1.7;
 
 /// The rule: the advice and its reason, or why there is none.
 pub fn decide(q1: &GilAnswer, q2: &headroom::Headroom) -> Result<(Advice, String), String> {
@@ -201,6 +209,25 @@ pub fn decide(q1: &GilAnswer, q2: &headroom::Headroom) -> Result<(Advice, String
         ));
     }
     if fig.best_scaling().is_none_or(|s| s < SCALES_AT_LEAST) {
+        // The pair said releases; what the threads asked for says whether
+        // they could have used the cores the neighbour took (measured
+        // beside two burst loads: 1.19x req/s at best for the fixture's
+        // releasing view, whose pair ran on two CPUs at once).
+        let asked = fig.points.iter().filter(|p| p.threads > 1).find_map(|p| {
+            fig.demand_at(p.threads)
+                .filter(|d| demand > 0.0 && *d >= DEMAND_SCALES_AT_LEAST * demand)
+                .map(|d| (p.threads, d))
+        });
+        if let Some((threads, d)) = asked {
+            return Ok((
+                Advice::Threads { threads },
+                format!(
+                    "the work releases the GIL and there is headroom: one request asks for {demand:.2} of {} cores, and {threads} threads asked for {d:.2} (on a CPU or waiting for one); req/s scaled only {}x, as something else was using the machine, which takes req/s away but not what the threads ask for",
+                    fig.cores,
+                    fmt_x(fig.best_scaling())
+                ),
+            ));
+        }
         return Err(format!(
             "the figures disagree: one request asks for {demand:.2} of {} cores, yet more threads gave at best {}x req/s (the machine may have been busy); run it again",
             fig.cores,
@@ -575,6 +602,30 @@ mod tests {
             reason: String::new(),
         };
         assert!(decide(&q1, &h).unwrap_err().contains("figures disagree"));
+    }
+
+    #[test]
+    fn headroom_a_busy_machine_hid_from_req_s_shows_in_what_the_threads_asked_for() {
+        let releases = q1(Some(Work::Releases));
+        let with_demand = |at_two: (f64, f64)| {
+            let mut h = q2(95.0, 7.0, &[(1, 40.0), (2, 47.6), (4, 46.0)]);
+            let fig = h.figures.as_mut().unwrap();
+            fig.points[1].cpu_pct = Some(at_two.0);
+            fig.points[1].run_queue_pct = Some(at_two.1);
+            h
+        };
+        // Beside two burst loads: 1.19x req/s, but two threads were
+        // runnable on 1.85 cores against one thread's 1.02.
+        let (advice, reason) = decide(&releases, &with_demand((120.0, 65.0))).unwrap();
+        assert_eq!(advice, Advice::Threads { threads: 2 }, "{reason}");
+        assert!(reason.contains("asked for 1.85"), "{reason}");
+        // Twin: a second thread that asked for little more than one core
+        // (a GIL waiter's wake-ups) is no headroom: the figures disagree.
+        let err = decide(&releases, &with_demand((100.0, 30.0))).unwrap_err();
+        assert!(err.contains("figures disagree"), "{err}");
+        // Twin: with no CPU figures at all, the req/s rule stands alone.
+        let err = decide(&releases, &q2(95.0, 7.0, &[(1, 40.0), (2, 47.6)])).unwrap_err();
+        assert!(err.contains("figures disagree"), "{err}");
     }
 
     #[test]
