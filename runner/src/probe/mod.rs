@@ -16,6 +16,7 @@ pub mod keepalive;
 pub mod pair_ratio;
 pub mod registry;
 pub mod seeds;
+pub mod spread;
 
 use std::fmt::Debug;
 

@@ -8,7 +8,9 @@
 //! fixtures/modelapp's tokenizers pool). The parent must read alive and the
 //! child dead; if the child reads alive, the detector is blind and nothing it
 //! says about workers counts. Then `requests` census requests, each on a
-//! fresh connection so they spread over the workers, and the same census
+//! fresh connection, with the workers reached so far kept busy by the row's
+//! own slow request until every worker is reached (`probe/spread.rs`: some
+//! servers hand every fresh connection to one idle worker), and the same census
 //! again at the end to see whether the worker pids stayed the same (a crash-
 //! and-respawn loop shows as new pids).
 
@@ -23,9 +25,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::host::bounded::{self, CommandBounds, Ending};
 use crate::host::limits::Limits;
-use crate::http;
 use crate::kernel::pss::GroupPss;
 use crate::probe::pair_ratio::PairRatioRun;
+use crate::probe::spread::Spread;
 
 /// What `/runtime` says about one worker.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, JsonSchema)]
@@ -127,26 +129,47 @@ pub fn workers_up_bound(ready_after: Duration) -> Duration {
     (ready_after * 2 + Duration::from_secs(2)).min(Duration::from_secs(120))
 }
 
+/// How the census reaches the workers: the server, how many workers it
+/// runs, the row's own slow request to keep the reached ones busy with
+/// (`probe/spread.rs`), and the limits.
+#[derive(Debug, Clone)]
+pub struct Reach {
+    pub addr: SocketAddr,
+    pub workers: u32,
+    pub busy: Option<String>,
+    pub limits: Limits,
+}
+
+impl Reach {
+    fn spread(&self) -> Spread {
+        Spread::new(
+            self.addr,
+            self.busy.clone(),
+            self.workers as usize,
+            self.limits,
+        )
+    }
+}
+
 /// Asks `path` on fresh connections, a tenth of a second apart, until
 /// `workers` distinct pids have answered or `bound` passes. Returns the
 /// milliseconds it took, or None if the bound passed (the census then
 /// counts what it finds, and says too few).
 pub async fn await_workers(
-    addr: SocketAddr,
+    reach: &Reach,
     path: &str,
     workers: u32,
     bound: Duration,
-    limits: Limits,
 ) -> Option<u64> {
     let started = std::time::Instant::now();
-    let mut seen = BTreeSet::new();
+    let mut spread = reach.spread();
     while started.elapsed() < bound {
-        if let Ok(r) = http::get_once(addr, path, limits.request).await {
+        if let Ok((conn, r)) = spread.ask(path).await {
             if let Ok(s) = serde_json::from_slice::<RuntimeStatus>(&r.body) {
-                seen.insert(s.pid);
+                spread.keep(s.pid, conn);
             }
         }
-        if seen.len() as u32 >= workers {
+        if spread.reached() as u32 >= workers {
             return Some(started.elapsed().as_millis() as u64);
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -154,21 +177,29 @@ pub async fn await_workers(
     None
 }
 
-/// `requests` census requests, each on a fresh connection.
-pub async fn census(addr: SocketAddr, path: &str, requests: u32, limits: Limits) -> Census {
+/// `requests` census requests, each on a fresh connection, every worker
+/// reached so far kept busy until all are reached.
+pub async fn census(reach: &Reach, path: &str, requests: u32) -> Census {
     let mut c = Census::default();
+    let mut spread = reach.spread();
     for i in 0..requests {
-        match http::get_once(addr, path, limits.request).await {
-            Ok(r) if r.status == 200 => match serde_json::from_slice::<RuntimeStatus>(&r.body) {
-                Ok(s) => c.replies.push(s),
-                Err(e) => c.problems.push(format!(
-                    "request {}: {path} answered something else ({e})",
-                    i + 1
-                )),
-            },
-            Ok(r) => c
-                .problems
-                .push(format!("request {}: HTTP {} for {path}", i + 1, r.status)),
+        match spread.ask(path).await {
+            Ok((conn, r)) if r.status == 200 => {
+                match serde_json::from_slice::<RuntimeStatus>(&r.body) {
+                    Ok(s) => {
+                        spread.keep(s.pid, conn);
+                        c.replies.push(s);
+                    }
+                    Err(e) => c.problems.push(format!(
+                        "request {}: {path} answered something else ({e})",
+                        i + 1
+                    )),
+                }
+            }
+            Ok((_, r)) => {
+                c.problems
+                    .push(format!("request {}: HTTP {} for {path}", i + 1, r.status))
+            }
             Err(e) => c.problems.push(format!("request {}: {e}", i + 1)),
         }
     }
@@ -185,6 +216,12 @@ pub struct CensusRun {
     pub workers_up_ms: Option<u64>,
     /// That bound, in milliseconds.
     pub workers_up_bound_ms: u64,
+    /// The processes of the server's group once the other workers had had
+    /// their chance to answer (empty where the group cannot be listed): a
+    /// worker that answers only at the end but was one of them was
+    /// unreached at the start, not respawned.
+    #[serde(default)]
+    pub members_at_start: Vec<i32>,
     /// The census at the start and at the end of the gate.
     pub before: Census,
     pub after: Census,

@@ -16,9 +16,11 @@ pub mod render;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::pair_ratio::measure::busy_request;
 use super::pair_ratio::{PairRatio, PairRatioFile, PairRatioPlan};
 use super::{Probe, ProbeCtx};
 use crate::host::requires::Requirement;
+use crate::kernel::portable;
 use crate::kernel::pss::PeakTracker;
 use crate::spec::check::{int_in_range, key, ErrAt};
 use crate::spec::{ServerSettings, SpecError, Trials};
@@ -177,30 +179,34 @@ impl Probe for WorkerCensus {
         pss.sample(target.pgid);
         let fork_control = measure::fork_control(&ctx.python.python, &ctx.app_dir).await;
         let up_bound = measure::workers_up_bound(target.ready_after);
-        let workers_up_ms = measure::await_workers(
-            target.addr,
-            &plan.runtime_path,
-            plan.workers_at_least,
-            up_bound,
-            ctx.limits,
-        )
-        .await;
-        let before =
-            measure::census(target.addr, &plan.runtime_path, plan.requests, ctx.limits).await;
+        let reach = measure::Reach {
+            addr: target.addr,
+            workers: target.workers,
+            busy: plan
+                .pair_ratio
+                .as_ref()
+                .map(|p| busy_request(&p.under_test.path, p.work_kib)),
+            limits: ctx.limits,
+        };
+        let workers_up_ms =
+            measure::await_workers(&reach, &plan.runtime_path, plan.workers_at_least, up_bound)
+                .await;
+        let members_at_start = portable::group_members(target.pgid);
+        let before = measure::census(&reach, &plan.runtime_path, plan.requests).await;
         pss.sample(target.pgid);
         let pair_ratio = match &plan.pair_ratio {
             Some(p) => Some(PairRatio::measure(p, ctx).await?),
             None => None,
         };
         pss.sample(target.pgid);
-        let after =
-            measure::census(target.addr, &plan.runtime_path, plan.requests, ctx.limits).await;
+        let after = measure::census(&reach, &plan.runtime_path, plan.requests).await;
         pss.sample(target.pgid);
         Ok(CensusRun {
             fork_control,
             pss: pss.finish(),
             workers_up_ms,
             workers_up_bound_ms: up_bound.as_millis() as u64,
+            members_at_start,
             before,
             after,
             pair_ratio,

@@ -11,8 +11,10 @@
 //!   against the connection it came back on.
 //! - On a server with several workers, the two connections are chosen to
 //!   land on two distinct worker processes (opening more, up to a cap, until
-//!   two pids differ), and every reply's pid is checked against its
-//!   connection's: two connections land on one worker 30-70% of the time.
+//!   two pids differ, with the first worker busy with the mode's own request
+//!   meanwhile: `probe/spread.rs`), and every reply's pid is checked against
+//!   its connection's: two connections land on one worker 30-70% of the
+//!   time, and on uvicorn nearly always.
 //! - The pair is released together: both requests are issued in one poll of
 //!   a single-threaded runtime, microseconds apart.
 //! - Modes alternate order trial by trial (ABBA...), so drift in the machine
@@ -44,6 +46,7 @@ use crate::kernel::quiet::{QuietWaits, QuietWindow};
 use crate::kernel::schedstat::{self, Snapshot};
 use crate::kernel::witness::{self, Witness};
 use crate::probe::seeds::Seeds;
+use crate::probe::spread::Spread;
 use crate::probe::trial::{ProbeEvent, TrialLoop};
 use crate::server::pool::Target;
 use crate::spec::{Mode, Trials};
@@ -136,11 +139,7 @@ impl Session<'_> {
     fn url(&mut self, mode: &Mode) -> (String, Option<u64>) {
         if is_work_route(&mode.path) {
             let seed = self.seeds.next().unwrap_or_default();
-            let sep = if mode.path.contains('?') { '&' } else { '?' };
-            (
-                format!("{}{sep}kib={}&seed={seed}", mode.path, self.plan.work_kib),
-                Some(seed),
-            )
+            (work_url(&mode.path, self.plan.work_kib, seed), Some(seed))
         } else {
             (mode.path.clone(), None)
         }
@@ -259,6 +258,22 @@ fn members(target: Target) -> Vec<i32> {
     portable::group_members(target.pgid)
 }
 
+/// A `/work` route's URL for `kib` of work from `seed`.
+fn work_url(path: &str, kib: u32, seed: u64) -> String {
+    let sep = if path.contains('?') { '&' } else { '?' };
+    format!("{path}{sep}kib={kib}&seed={seed}")
+}
+
+/// A mode's request as a busy one (`probe/spread.rs`): its own work, whose
+/// reply nothing judges.
+pub fn busy_request(path: &str, work_kib: u32) -> String {
+    if is_work_route(path) {
+        work_url(path, work_kib, 0)
+    } else {
+        path.to_string()
+    }
+}
+
 /// `/work` routes carry fixed work with a digest; anything else does not.
 pub fn is_work_route(path: &str) -> bool {
     path == "/work" || path.starts_with("/work?")
@@ -281,7 +296,13 @@ fn ms(d: Duration) -> f64 {
 
 /// Opens the two connections of a lane. With several workers, keeps opening
 /// (up to `cap`) until two connections are served by distinct pids.
-async fn open_lane(mode: &Mode, target: Target, cap: u32, limits: Limits) -> Result<Lane, Broken> {
+async fn open_lane(
+    mode: &Mode,
+    target: Target,
+    cap: u32,
+    work_kib: u32,
+    limits: Limits,
+) -> Result<Lane, Broken> {
     let fail = |port: u16| {
         let name = mode.name.clone();
         move |error| Broken::Request {
@@ -304,31 +325,35 @@ async fn open_lane(mode: &Mode, target: Target, cap: u32, limits: Limits) -> Res
             members: members(target),
         });
     }
-    let mut first: Option<(Connection, u32)> = None;
+    // The mode's own request keeps each worker reached busy while the next
+    // connection is accepted (`probe/spread.rs`); its reply is not judged.
+    let busy = busy_request(&mode.path, work_kib);
+    let mut spread = Spread::new(target.addr, Some(busy), 2, limits);
     let mut last_pid = 0;
     for _ in 0..cap {
-        let mut c = Connection::open(target.addr, limits.request)
-            .await
-            .map_err(fail(0))?;
-        let port = c.local_port();
-        let reply = c.get("/pid", limits.request).await.map_err(fail(port))?;
+        let (conn, reply) = spread.ask("/pid").await.map_err(|e| Broken::Request {
+            mode: mode.name.clone(),
+            port: e.port,
+            error: e.error,
+        })?;
         let pid = reply
             .served_by
             .pid
             .or_else(|| reply.text().trim().parse().ok())
             .unwrap_or(0);
         last_pid = pid;
-        match first.take() {
-            None => first = Some((c, pid)),
-            Some((f, fpid)) if fpid != pid => {
+        spread.keep(pid, conn);
+        if spread.reached() >= 2 {
+            let mut reached = spread.into_reached().into_iter();
+            if let (Some((fpid, f)), Some((pid, c))) = (reached.next(), reached.next()) {
                 return Ok(Lane {
                     conns: [f, c],
                     pids: Some([fpid, pid]),
                     swapped_ok: target.peer_port_byte_swapped,
                     members: members(target),
-                })
+                });
             }
-            Some(keep) => first = Some(keep),
+            break;
         }
     }
     Err(Broken::OneWorker {
@@ -409,6 +434,7 @@ async fn run_into(
             modes[0],
             args.targets[0],
             plan.connections_at_most,
+            plan.work_kib,
             args.limits,
         )
         .await?,
@@ -421,6 +447,7 @@ async fn run_into(
                 modes[1],
                 args.targets[1],
                 plan.connections_at_most,
+                plan.work_kib,
                 args.limits,
             )
             .await?,

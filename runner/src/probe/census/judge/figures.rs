@@ -17,6 +17,8 @@ use crate::verdict::Judged;
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CensusFigures {
     pub fork_control: Option<ForkControl>,
+    /// The workers that served the first census, and any that served only
+    /// the last one but were in the server's group at the start.
     pub workers: BTreeSet<u32>,
     pub workers_at_least: u32,
     pub workers_after: BTreeSet<u32>,
@@ -103,8 +105,16 @@ pub fn reduce(
 ) -> CensusFigures {
     let mut replies = run.before.replies.clone();
     replies.extend(run.after.replies.iter().cloned());
-    let workers = run.before.pids();
     let workers_after = run.after.pids();
+    // A worker that answered only at the end counts as one of the workers
+    // when it was already in the server's group at the start: the census
+    // did not reach it then; it was not respawned.
+    let mut workers = run.before.pids();
+    workers.extend(
+        workers_after
+            .iter()
+            .filter(|&&p| i32::try_from(p).is_ok_and(|p| run.members_at_start.contains(&p))),
+    );
     let mut dead = run.before.dead();
     dead.extend(run.after.dead());
     let (pss, pss_note) = census_pss(&run.pss, &workers.union(&workers_after).copied().collect());

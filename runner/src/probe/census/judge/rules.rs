@@ -76,3 +76,80 @@ pub fn verdict(failures: &[Failure], pair: Option<&Judged<PairRatioFigures>>) ->
         Some(j) => j.verdict,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::census::judge::figures;
+    use crate::probe::census::measure::{Census, RuntimeStatus};
+
+    fn status(pid: u32, alive: bool) -> RuntimeStatus {
+        RuntimeStatus {
+            pid,
+            import_pid: pid,
+            alive,
+            heartbeat_advanced: alive,
+            tid_listed: Some(alive),
+            python_says_alive: Some(alive),
+            note: None,
+            check: "heartbeat+proc-task".into(),
+        }
+    }
+
+    fn census(pids: &[u32]) -> Census {
+        Census {
+            replies: pids.iter().map(|&p| status(p, true)).collect(),
+            problems: Vec::new(),
+        }
+    }
+
+    fn plan() -> CensusPlan {
+        CensusPlan {
+            runtime_path: "/runtime".into(),
+            requests: 4,
+            workers_at_least: 2,
+            connections_at_most: 16,
+            pair_ratio: None,
+            app: None,
+            requires: Vec::new(),
+        }
+    }
+
+    fn failures_of(before: &[u32], after: &[u32], members_at_start: &[i32]) -> Vec<Failure> {
+        let run = CensusRun {
+            fork_control: Ok(ForkControl {
+                parent: status(1, true),
+                child: status(2, false),
+            }),
+            workers_up_ms: None,
+            workers_up_bound_ms: 2_000,
+            members_at_start: members_at_start.to_vec(),
+            before: census(before),
+            after: census(after),
+            pair_ratio: None,
+            pss: Err("not read".into()),
+        };
+        let fork = fork_control(&run).unwrap().clone();
+        let f = figures::reduce(&plan(), &run, &fork, None);
+        failures(&plan(), &run, &f)
+    }
+
+    #[test]
+    fn a_worker_unreached_at_the_start_but_in_the_group_then_is_neither_missing_nor_respawned() {
+        // uvicorn on a two-core CI runner: the first census reached one
+        // worker of two, the last both; both were in the group at the start.
+        assert_eq!(failures_of(&[11, 11], &[11, 12], &[10, 11, 12]), vec![]);
+        // The twin: the worker answering at the end was not in the group at
+        // the start (a respawn), so the census says too few and changed.
+        assert_eq!(
+            failures_of(&[11, 11], &[11, 12], &[10, 11]),
+            vec![Failure::TooFewWorkers, Failure::WorkersChanged]
+        );
+        // Where the group could not be listed, a new pid is a change.
+        assert_eq!(
+            failures_of(&[11, 12], &[11, 13], &[]),
+            vec![Failure::WorkersChanged]
+        );
+        assert_eq!(failures_of(&[11, 12], &[12, 11], &[]), vec![]);
+    }
+}
