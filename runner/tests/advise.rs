@@ -10,7 +10,10 @@ mod common;
 
 use common::runner;
 use runner::advise::pair::{GAP_AT_LEAST, HOLDS_WITHIN, RELEASES_AT_LEAST};
-use runner::probe::pair_ratio::rulebook::{GIL_ON_CPU_AT_MOST, NEVER_TURNS_AT, ON_CPU_PROVES};
+use runner::probe::pair_ratio::rulebook::{
+    GIL_ON_CPU_AT_MOST, NEVER_TURNS_AT, ON_CPU_PROVES, TOGETHER_AT_ONCE_AT_LEAST,
+    TOGETHER_GAP_AT_LEAST, TOGETHER_P_GAP_AT_LEAST,
+};
 use serde_json::Value;
 
 fn advise(args: &[&str]) -> (i32, Value, String) {
@@ -98,9 +101,22 @@ fn releases_by_its_ruling(pair: &serde_json::Value) -> bool {
         (median("parallelism"), median("control_parallelism")),
         (Some(p), Some(c)) if p >= RELEASES_AT_LEAST && p - c >= GAP_AT_LEAST
     );
+    let together = matches!(
+        (
+            median("together"),
+            median("control_together"),
+            median("parallelism"),
+            median("control_parallelism"),
+        ),
+        (Some(t), Some(ct), Some(p), Some(c)) if t >= TOGETHER_AT_ONCE_AT_LEAST
+            && t - ct >= TOGETHER_GAP_AT_LEAST
+            && p >= NEVER_TURNS_AT
+            && p - c >= TOGETHER_P_GAP_AT_LEAST
+    );
     match pair["ruling"].as_str() {
         Some("on-two-cpus") => on_two_cpus,
         Some("at-once") => at_once,
+        Some("at-once-together") => together,
         _ => false,
     }
 }
@@ -122,6 +138,14 @@ fn a_ruling_is_checked_against_its_own_figures() {
     // Twins: a ruling its figures do not bear out, and a holding ruling.
     assert!(!releases_by_its_ruling(&pair("on-two-cpus", 1.0, 1.95)));
     assert!(!releases_by_its_ruling(&pair("at-once", 1.36, 1.71)));
+    // Together: the samples' order, P past the turns bound.
+    let mut t = pair("at-once-together", 0.7, 1.62);
+    t["together"] = serde_json::json!({"median": 0.72});
+    t["control_together"] = serde_json::json!({"median": 0.3});
+    assert!(releases_by_its_ruling(&t));
+    // Its twin: the samples' figures too close to the control's.
+    t["control_together"] = serde_json::json!({"median": 0.5});
+    assert!(!releases_by_its_ruling(&t));
     assert!(!releases_by_its_ruling(&pair(
         "took-turns-like-control",
         1.0,

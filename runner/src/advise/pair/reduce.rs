@@ -51,6 +51,11 @@ pub struct PairFigures {
     /// while a serving thread waits for the GIL, even on a quiet machine).
     pub control_unconvoyed: Spread,
     pub control_pairs: usize,
+    /// The share of the run-state samples with both serving threads
+    /// runnable at once, the view's and the holding control's, where both
+    /// were sampled often enough (`rulebook::TOGETHER_AT_ONCE_AT_LEAST`).
+    pub together: Option<Spread>,
+    pub control_together: Option<Spread>,
     /// The serving threads' on-CPU time as a share of the pair's wall
     /// (each thread's share, averaged): near 1 computing, near 0 asleep.
     pub serving_on_cpu: Spread,
@@ -98,6 +103,8 @@ pub fn figures(
         unconvoyed: view.unconvoyed,
         control_unconvoyed: control.unconvoyed,
         control_pairs: control.pairs,
+        together: view.together,
+        control_together: control.together,
         serving_on_cpu: view.on_cpu,
         serving_blocked: view.blocked,
         wall_ratio: ratio_of_minima(&m.pair_ms, &m.single_ms),

@@ -4,7 +4,10 @@
 
 use super::reduce::PairFigures;
 use super::{GAP_AT_LEAST, HOLDS_WITHIN, RELEASES_AT_LEAST, WAITS_BELOW};
-use crate::probe::pair_ratio::rulebook::{Medians, Ruling, ON_CPU_PROVES};
+use crate::probe::pair_ratio::rulebook::{
+    Medians, Ruling, NEVER_TURNS_AT, ON_CPU_PROVES, TOGETHER_AT_ONCE_AT_LEAST,
+    TOGETHER_GAP_AT_LEAST, TOGETHER_P_GAP_AT_LEAST,
+};
 
 /// One line: the figures the answer stands on.
 pub fn headline(f: &PairFigures) -> String {
@@ -55,6 +58,14 @@ pub fn reason(ruling: Ruling, view: &Medians, control: &Medians, on_cpu: f64) ->
         ),
         Ruling::AtOnce => format!(
             "the two requests computed at once: P {p:.2} >= {RELEASES_AT_LEAST:.2}, {:.2} over the holding control (needs >= {GAP_AT_LEAST:.2})",
+            p - c
+        ),
+        Ruling::AtOnceTogether => format!(
+            "the two requests computed at once: the serving threads were runnable together in {:.0}% of the samples against the holding control's {:.0}% (needs >= {:.0}% and {:.0} points over), with P {p:.2}, {:.2} over the control's (>= {NEVER_TURNS_AT:.2} and {TOGETHER_P_GAP_AT_LEAST:.2} over)",
+            view.together.unwrap_or(0.0) * 100.0,
+            control.together.unwrap_or(0.0) * 100.0,
+            TOGETHER_AT_ONCE_AT_LEAST * 100.0,
+            TOGETHER_GAP_AT_LEAST * 100.0,
             p - c
         ),
         Ruling::AtOnceLibrary => format!(

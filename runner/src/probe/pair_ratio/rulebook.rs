@@ -19,7 +19,11 @@
 //! 3. **The control must separate**: its P at most `control_at_most`, or the
 //!    witness cannot tell turns from parallel on this machine now.
 //! 4. **At once**: P at least `at_once_at_least` and `gap_at_least` over
-//!    the control's (the group's, with `library_threads`).
+//!    the control's (the group's, with `library_threads`); or, by the
+//!    samples' order, the serving threads runnable together in at least
+//!    [`TOGETHER_AT_ONCE_AT_LEAST`] of the samples and
+//!    [`TOGETHER_GAP_AT_LEAST`] over the control, with P at least
+//!    [`NEVER_TURNS_AT`] and [`TOGETHER_P_GAP_AT_LEAST`] over the control's.
 //! 5. **Took turns**: no sign of running at once (P, and where the group
 //!    counts the group's P, under [`NEVER_TURNS_AT`], no on-CPU proof) and
 //!    either the unconvoyed P at
@@ -55,6 +59,24 @@ pub const NEVER_TURNS_AT: f64 = 1.5;
 /// once read 0.8-1.0 with or without a free core; the holding control,
 /// whose waiter wakes every 5 ms to ask for the GIL, about 0.1-0.3.
 pub const TOGETHER_TURNS_AT_MOST: f64 = 0.2;
+
+/// The serving threads runnable at once in at least this share of the
+/// samples, ...
+pub const TOGETHER_AT_ONCE_AT_LEAST: f64 = 0.6;
+/// ... this far over the holding control's share, ...
+pub const TOGETHER_GAP_AT_LEAST: f64 = 0.3;
+/// ... and P at least [`NEVER_TURNS_AT`] and this far over the control's:
+/// the pair ran at once, read from the samples' order. Noise keeps a
+/// releasing pair's threads runnable (waiting for a core counts) but puts
+/// them to sleep for the GIL they take back between chunks when its holder
+/// is kept off a core, which pulls P under the at-once bound while both
+/// threads stay runnable together: beside two burst loads, FastAPI's
+/// releasing view read P 1.53-1.68 with the serving threads together in
+/// 0.62-0.81 of the samples, the holding control in 0.15-0.37. A lock's or
+/// the GIL's waiter sleeps, so a pair that took turns is together only
+/// while a waiter wakes to ask (the holding control), and a server with one
+/// handler thread has no second serving thread to be together.
+pub const TOGETHER_P_GAP_AT_LEAST: f64 = 0.25;
 
 /// The medians the rules read, of one mode.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -190,6 +212,9 @@ pub enum Ruling {
     /// The control read too parallel: cannot tell.
     ControlTooParallel,
     AtOnce,
+    /// At once by the samples' order: the serving threads runnable
+    /// together far more often than the control's, P past the turns bound.
+    AtOnceTogether,
     /// At once on the group's figures (a library's own threads).
     AtOnceLibrary,
     /// The unconvoyed P at most `turns_at_most`.
@@ -208,6 +233,7 @@ impl Ruling {
             Ruling::OnTwoCpus
             | Ruling::OnTwoCpusLibrary
             | Ruling::AtOnce
+            | Ruling::AtOnceTogether
             | Ruling::AtOnceLibrary => Some(true),
             Ruling::Asleep | Ruling::TookTurns | Ruling::TookTurnsLikeControl => Some(false),
             Ruling::ControlTooParallel | Ruling::Between => None,
@@ -232,6 +258,19 @@ impl Ruling {
 
 fn proves(view: Option<f64>, control: Option<f64>) -> bool {
     matches!((view, control), (Some(v), Some(c)) if v >= ON_CPU_PROVES && c <= GIL_ON_CPU_AT_MOST)
+}
+
+/// At once by the samples' order ([`TOGETHER_AT_ONCE_AT_LEAST`]): the same
+/// for every rule set, and never where a turns rule may apply (P at least
+/// [`NEVER_TURNS_AT`]).
+pub fn together_at_once(view: &Medians, control: &Medians) -> bool {
+    let (Some(t), Some(ct)) = (view.together, control.together) else {
+        return false;
+    };
+    t >= TOGETHER_AT_ONCE_AT_LEAST
+        && t - ct >= TOGETHER_GAP_AT_LEAST
+        && view.serving >= NEVER_TURNS_AT
+        && view.serving - control.serving >= TOGETHER_P_GAP_AT_LEAST
 }
 
 /// The ruling on `view` against the holding `control`.
@@ -264,6 +303,9 @@ pub fn rule(view: &Medians, control: &Medians, rules: &Rules) -> Ruling {
     let clears = |v: f64, c: f64| v >= rules.at_once_at_least && v - c >= rules.gap_at_least;
     if clears(view.serving, control.serving) {
         return Ruling::AtOnce;
+    }
+    if together_at_once(view, control) {
+        return Ruling::AtOnceTogether;
     }
     if rules.library_threads {
         if let (Some(v), Some(c)) = (view.group, control.group) {
@@ -395,6 +437,48 @@ mod tests {
             ..on_two
         };
         assert_eq!(rule(&near_one, &crept, &r), Ruling::ControlTooParallel);
+    }
+
+    fn with_together(mut m: Medians, together: f64) -> Medians {
+        m.together = Some(together);
+        m
+    }
+
+    #[test]
+    fn threads_runnable_together_far_more_than_the_control_ran_at_once() {
+        // Beside two burst loads (FastAPI's releasing def view on uvicorn):
+        // P 1.61 under the row's 1.70, together 0.72 against 0.37.
+        let view = with_together(m(1.61, 1.99, 1.7, 0.64, 0.7), 0.72);
+        let hold = with_together(m(1.26, 1.79, 1.3, 0.47, 0.5), 0.37);
+        for rules in [e19(), crate::advise::pair::rules()] {
+            assert_eq!(rule(&view, &hold, &rules), Ruling::AtOnceTogether);
+        }
+        // Twins, one figure short each: together under its bound, too
+        // close to the control's, P under the turns bound, P too close to
+        // the control's, and no samples at all.
+        let short = [
+            with_together(m(1.61, 1.99, 1.7, 0.64, 0.7), 0.55),
+            with_together(m(1.61, 1.99, 1.7, 0.64, 0.7), 0.62),
+            with_together(m(1.45, 1.99, 1.7, 0.64, 0.7), 0.72),
+            with_together(m(1.5, 1.99, 1.7, 0.64, 0.7), 0.72),
+            m(1.61, 1.99, 1.7, 0.64, 0.7),
+        ];
+        let hold_at = |t: f64| with_together(m(1.3, 1.79, 1.3, 0.47, 0.5), t);
+        let controls = [
+            hold_at(0.3),
+            hold_at(0.37),
+            hold_at(0.3),
+            hold_at(0.3),
+            hold_at(0.3),
+        ];
+        for (v, c) in short.iter().zip(&controls) {
+            assert_ne!(rule(v, c, &e19()), Ruling::AtOnceTogether, "{v:?} {c:?}");
+            assert!(!together_at_once(v, c), "{v:?} {c:?}");
+        }
+        // A server that serialises behind a lock: its waiter sleeps, so the
+        // threads are hardly ever runnable together, and it took turns.
+        let lock = with_together(m(1.05, 1.1, 1.1, 0.95, 1.0), 0.05);
+        assert_eq!(rule(&lock, &hold_at(0.3), &e19()), Ruling::TookTurns);
     }
 
     #[test]

@@ -112,6 +112,13 @@ impl PairRatioFigures {
     pub fn witness_call(&self) -> Option<bool> {
         self.ruling?.at_once()
     }
+
+    /// The share of samples with both serving threads runnable at once,
+    /// [under test, control], where both modes have one.
+    pub fn together(&self) -> Option<[f64; 2]> {
+        let of = |m: &ModeFigures| Some(m.witness.as_ref()?.reading.together?.median);
+        Some([of(&self.under_test)?, of(&self.control)?])
+    }
 }
 
 fn mode_figures(run: &ModeRun, bound: RatioBound) -> Option<ModeFigures> {

@@ -14,6 +14,7 @@
 //!   on fewer free-core trials than a fail needs gives way to a witness
 //!   pass (noise can fake a fail, not a pass).
 
+use super::super::rulebook::{Ruling, TOGETHER_GAP_AT_LEAST};
 use super::super::PairRatioPlan;
 use super::figures::{PairRatioFigures, WitnessRole};
 use crate::spec::Trials;
@@ -247,6 +248,15 @@ pub fn open(
         // against 1.70 with the wall at 1.09x against the control's
         // 2.01x, read "ambiguous" after 15 trials).
         (Verdict::Pass, WitnessRole::Decides) if wall_passes_clearly(plan, f) => None,
+        // At once by the samples' order (`rulebook::together_at_once`): P
+        // stood under its bound, so its margin says nothing; the samples'
+        // share over the control's must clear its own bound by the margin.
+        (Verdict::Pass, WitnessRole::Decides) if f.ruling == Some(Ruling::AtOnceTogether) => {
+            let clear = f
+                .together()
+                .is_some_and(|[t, c]| t - c >= TOGETHER_GAP_AT_LEAST + plan.margin);
+            (!clear).then_some(Open::Near(Near::WitnessUnderTest))
+        }
         (Verdict::Pass, WitnessRole::Decides) => near(plan, f, Near::WitnessUnderTest),
         // Two independent readings agree: the wall gap past its margin and
         // the witness past its bounds on both modes. More trials cannot

@@ -2,6 +2,10 @@
 //! decision of `rules.rs`, why it is still open, and the headline. Text
 //! only.
 
+use super::super::rulebook::{
+    Ruling, NEVER_TURNS_AT, TOGETHER_AT_ONCE_AT_LEAST, TOGETHER_GAP_AT_LEAST,
+    TOGETHER_P_GAP_AT_LEAST,
+};
 use super::super::PairRatioPlan;
 use super::figures::{CapacitySource, ModeFigures, PairRatioFigures};
 use super::rules::{wall_passes_clearly, Decision, Near, Open, Wall};
@@ -28,7 +32,19 @@ fn describe_witness(f: &PairRatioFigures) -> String {
         ),
         None => format!("{} unwitnessed", m.name),
     };
-    format!("{}, {}", one(&f.under_test), one(&f.control))
+    let both = format!("{}, {}", one(&f.under_test), one(&f.control));
+    match (f.ruling, f.together()) {
+        (Some(Ruling::AtOnceTogether), Some([t, c])) => format!(
+            "{both}; at once by the samples' order: both serving threads runnable in {:.0}% of the samples \
+             against the control's {:.0}% (>= {:.0}% and {:.0} points over), P past {NEVER_TURNS_AT:.2} \
+             and {TOGETHER_P_GAP_AT_LEAST:.2} over the control's",
+            t * 100.0,
+            c * 100.0,
+            TOGETHER_AT_ONCE_AT_LEAST * 100.0,
+            TOGETHER_GAP_AT_LEAST * 100.0
+        ),
+        _ => both,
+    }
 }
 
 /// One line: the wall ratios, then the witness's P where there is one.
