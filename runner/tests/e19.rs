@@ -301,3 +301,26 @@ fn e19_fails_with_one_thread_and_the_portable_witness() {
     assert_sampled(&r["figures"], &r["run"], "under_test");
     run.assert_no_survivors();
 }
+
+fn together_figures(together: f64) -> serde_json::Value {
+    let m = |p: f64, t: f64| serde_json::json!({"witness": {"parallelism": {"median": p}, "together": {"median": t}}});
+    serde_json::json!({
+        "witness": "decides",
+        "ruling": "at-once-together",
+        "under_test": m(1.66, together),
+        "control": m(1.22, 0.25),
+    })
+}
+
+#[test]
+fn a_pass_by_the_samples_order_is_checked_on_its_own_figures() {
+    // The suite's run beside two burst loads: together 0.71 against 0.25.
+    common::JsonRun::assert_pair_figures(&together_figures(0.71), true);
+}
+
+#[test]
+#[should_panic(expected = "at-once-together")]
+fn a_pass_by_the_samples_order_its_figures_do_not_bear_fails_the_check() {
+    // The twin: together 0.5, under the rule's 0.6.
+    common::JsonRun::assert_pair_figures(&together_figures(0.5), true);
+}

@@ -108,6 +108,16 @@ impl JsonRun {
                 // The on-CPU proof: on two CPUs at once, which the GIL forbids.
                 assert!(p("under_test", "on_cpu_parallelism") >= 1.3, "{f}");
                 assert!(p("control", "on_cpu_parallelism") <= 1.1, "{f}");
+            } else if parallel && f["ruling"] == "at-once-together" {
+                // The samples' order: both serving threads runnable far
+                // more often than the control's, P past the turns bound.
+                use runner::probe::pair_ratio::rulebook as rb;
+                let (t, ct) = (p("under_test", "together"), p("control", "together"));
+                let (v, c) = (p("under_test", "parallelism"), p("control", "parallelism"));
+                assert!(t >= rb::TOGETHER_AT_ONCE_AT_LEAST, "{f}");
+                assert!(t - ct >= rb::TOGETHER_GAP_AT_LEAST, "{f}");
+                assert!(v >= rb::NEVER_TURNS_AT, "{f}");
+                assert!(v - c >= rb::TOGETHER_P_GAP_AT_LEAST, "{f}");
             } else if parallel {
                 assert!(p("under_test", "parallelism") >= 1.7, "{f}");
                 assert!(p("under_test", "unconvoyed") >= 1.7, "{f}");
