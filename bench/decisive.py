@@ -149,9 +149,9 @@ def advise_cases():
         out.append(("advise:libapp:" + path.strip("/"), "libapp " + name,
                     ["--path", path, "--server", "granian", "--app", "app:app", "--app-dir", str(libapp.APP_DIR)],
                     expected))
-    for name, path, expected, server in advise.MODEL_VIEWS:
+    for name, path, expected, settings in advise.MODEL_VIEWS:
         out.append(("advise:model:" + name.replace(" ", "-").replace(",", ""), "model " + name,
-                    ["--path", path, "--server", server] + advise.MODEL_APP, expected))
+                    ["--path", path, "--server", "granian"] + advise.MODEL_APP + settings, expected))
     return out
 
 

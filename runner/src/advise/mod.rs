@@ -141,6 +141,29 @@ pub const FLAT_AT_MOST: f64 = 1.5;
 /// only its wake-ups (E19's at-once bound: the holding control under load
 /// read P 1.3-1.5).
 pub const DEMAND_SCALES_AT_LEAST: f64 = 1.7;
+/// A library that fills the machine, swept beside a neighbour: the
+/// one-thread step got at most this share of the CPU it asked for (the
+/// rest waited for a core)...
+pub const STARVED_SHARE: f64 = 0.75;
+/// ...and two threads' req/s rose at most this many times as much as the
+/// CPU the server got: the gain is the share a process with more runnable
+/// threads takes from the neighbour, not parallelism the library lacked.
+pub const GAIN_PER_CPU_AT_MOST: f64 = 1.15;
+
+/// Where one request asks for every core, a req/s gain at two threads that
+/// the neighbour's share explains (see [`STARVED_SHARE`]): the one-thread
+/// step's CPU as a share of its demand, and the two-thread step's CPU
+/// against one thread's. None where it does not explain it, or a figure
+/// is missing.
+fn neighbours_share(fig: &headroom::HeadroomFigures) -> Option<(f64, f64)> {
+    let demand = fig.one_thread_demand();
+    let got = fig.one_thread_cpu_pct / 100.0;
+    let cpu_two = fig.points.iter().find(|p| p.threads == 2)?.cpu_pct? / 100.0;
+    let two = fig.scaling_at(2)?;
+    let (share, cpu_gain) = (got / demand, cpu_two / got);
+    (demand > 0.0 && got > 0.0 && share <= STARVED_SHARE && two <= GAIN_PER_CPU_AT_MOST * cpu_gain)
+        .then_some((share, cpu_gain))
+}
 
 /// The rule: the advice and its reason, or why there is none.
 pub fn decide(q1: &GilAnswer, q2: &headroom::Headroom) -> Result<(Advice, String), String> {
@@ -191,7 +214,26 @@ pub fn decide(q1: &GilAnswer, q2: &headroom::Headroom) -> Result<(Advice, String
     let demand = fig.one_thread_demand();
     let two = fig.scaling_at(2);
     if demand >= FILLS_SHARE * cores {
-        if two.is_some_and(|s| s > FLAT_AT_MOST) {
+        // Beside a neighbour a process with more runnable threads takes a
+        // larger share of the cores, so req/s rises with threads even for
+        // a library that asks for every core (measured beside a looping
+        // `cargo build -j2`: one request asked for 2.00 of 2 cores and got
+        // 0.96, two threads got 1.85 and 1.81x req/s).
+        let neighbour = two
+            .is_some_and(|s| s > FLAT_AT_MOST)
+            .then(|| neighbours_share(fig));
+        if let Some(Some((share, cpu_gain))) = neighbour {
+            return Ok((
+                Advice::Remainder,
+                format!(
+                    "the work releases the GIL, but the library is already parallel: one request in flight asks for {demand:.2} of {} cores; it got {:.0}% of that at one thread, as something else was using the machine, and two threads' {}x req/s is the {cpu_gain:.2}x CPU they took from it, not room the library left: on a machine of its own more threads only overlap what is left",
+                    fig.cores,
+                    share * 100.0,
+                    fmt_x(two)
+                ),
+            ));
+        }
+        if neighbour.is_some() {
             return Err(format!(
                 "the figures disagree: one request already asks for {demand:.2} of {} cores, yet two threads gave {}x req/s; run it again on a quieter machine",
                 fig.cores,
@@ -528,6 +570,47 @@ mod tests {
             });
             assert_eq!(scaling_list(f), "0.50x at 2 threads");
         }
+    }
+
+    /// The sweep beside a looping `cargo build -j2` (advise on the
+    /// fixture's `/work?mode=split&kib=8192`): one thread on a CPU 96% and
+    /// waiting for one 104%; two threads on a CPU `cpu_two`%, `two`x req/s.
+    fn beside_a_build(cpu_one: f64, cpu_two: f64, two: f64) -> Headroom {
+        let mut h = q2(
+            cpu_one,
+            200.0 - cpu_one,
+            &[(1, 10.0), (2, 10.0 * two), (4, 20.0)],
+        );
+        if let Some(f) = h.figures.as_mut() {
+            f.points[0].cpu_pct = Some(cpu_one);
+            f.points[1].cpu_pct = Some(cpu_two);
+        }
+        h
+    }
+
+    #[test]
+    fn a_library_that_fills_the_machine_keeps_its_advice_beside_a_neighbour() {
+        let releases = q1(Some(Work::Releases));
+        let (a, why) = decide(&releases, &beside_a_build(96.0, 185.0, 1.81)).unwrap();
+        assert_eq!(a, Advice::Remainder, "{why}");
+        assert!(
+            why.contains("got 48% of that") && why.contains("1.93x CPU"),
+            "{why}"
+        );
+        // Twin: the one-thread step got what it asked for (a quiet
+        // machine), so two threads' gain contradicts the demand.
+        let e = decide(&releases, &beside_a_build(190.0, 195.0, 1.81)).unwrap_err();
+        assert!(e.contains("figures disagree"), "{e}");
+        // Twin: req/s rose far more than the CPU did; the neighbour's
+        // share does not explain it.
+        let e = decide(&releases, &beside_a_build(96.0, 120.0, 1.81)).unwrap_err();
+        assert!(e.contains("figures disagree"), "{e}");
+        // Twin: no CPU figure at two threads, no explanation.
+        let mut h = beside_a_build(96.0, 185.0, 1.81);
+        if let Some(f) = h.figures.as_mut() {
+            f.points[1].cpu_pct = None;
+        }
+        assert!(decide(&releases, &h).is_err());
     }
 
     #[test]

@@ -8,8 +8,9 @@
 //!   wall fail is not usable and the witness decides alone, or nothing; a
 //!   wall pass over every trial, past every margin, still stands (noise
 //!   only slows), unless the witness says the pair took turns.
-//! - A wall control that does not separate is no verdict: the probe could
-//!   not have failed.
+//! - A wall control that does not separate is no verdict by the wall: the
+//!   probe could not have failed. The witness, whose own control separated,
+//!   may still decide alone.
 //! - Otherwise the wall gap decides and the witness must agree; a wall fail
 //!   on fewer free-core trials than a fail needs gives way to a witness
 //!   pass (noise can fake a fail, not a pass).
@@ -53,8 +54,12 @@ pub enum Decision {
     /// The same clear wall pass against a witness that says the pair took
     /// turns: cannot judge.
     WallPassAgainstWitness,
-    /// The wall control did not separate.
+    /// The wall control did not separate, and no witness call stands in.
     ControlDidNotSeparate,
+    /// The wall control did not separate, but the scheduler witness made a
+    /// call, its own control separating (every call of the rulebook needs
+    /// that): the witness decides alone, as without a free core.
+    ControlShortWitnessDecides { witness: bool },
     /// The wall decided, and what the witness made of it.
     Wall { wall: Wall, witness: WitnessRole },
     /// A wall fail on fewer free-core trials than a fail needs, against a
@@ -71,7 +76,8 @@ impl Decision {
             | Decision::NoFreeCore { witness: None } => Verdict::CannotJudge,
             Decision::NoFreeCore {
                 witness: Some(claim),
-            } => claim_verdict(claim),
+            }
+            | Decision::ControlShortWitnessDecides { witness: claim } => claim_verdict(claim),
             Decision::Wall {
                 witness: WitnessRole::Disagrees,
                 ..
@@ -87,6 +93,7 @@ impl Decision {
     pub fn role(self) -> WitnessRole {
         match self {
             Decision::NoFreeCore { witness: Some(_) }
+            | Decision::ControlShortWitnessDecides { .. }
             | Decision::UnconfirmedFailGivesWay { .. } => WitnessRole::Decides,
             Decision::Wall { witness, .. } => witness,
             Decision::WallPassWithoutFreeCore { witness } => witness,
@@ -136,7 +143,17 @@ pub fn decide(
         };
     }
     if !f.control.holds {
-        return Decision::ControlDidNotSeparate;
+        // The wall control's job is to show the probe could fail; the
+        // witness's own control shows that for the witness, so its call
+        // stands alone here as it does without a free core, held to the
+        // same trial counts (`open`). Measured beside two burst loads: the
+        // fault server's serialise mode read "cannot judge" with its
+        // holding control at 1.63x (under 1.70x) after 15 trials, while
+        // both pairs took turns by the witness.
+        return match (call, &f.witness_note) {
+            (Some(claim), None) => Decision::ControlShortWitnessDecides { witness: claim },
+            _ => Decision::ControlDidNotSeparate,
+        };
     }
     let wall = if f.under_test.holds && f.gap >= plan.gap_at_least {
         Wall::Pass
@@ -168,7 +185,7 @@ pub enum Near {
 }
 
 /// Why more trials could still change a provisional verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Open {
     Near(Near),
     /// A fail by the witness alone needs this many trials.
@@ -178,6 +195,10 @@ pub enum Open {
     FreeCoreFailNeeds(u32),
     /// A fail that did not clearly miss, with no figure near its bound.
     Ambiguous,
+    /// A pass at once by the samples' order whose together share is not
+    /// yet this far over the control's (`TOGETHER_GAP_AT_LEAST` plus the
+    /// row's margin).
+    TogetherShort(f64),
     /// "Cannot judge" always wants more trials: noise may pass.
     NoVerdictYet,
 }
@@ -252,10 +273,9 @@ pub fn open(
         // stood under its bound, so its margin says nothing; the samples'
         // share over the control's must clear its own bound by the margin.
         (Verdict::Pass, WitnessRole::Decides) if f.ruling == Some(Ruling::AtOnceTogether) => {
-            let clear = f
-                .together()
-                .is_some_and(|[t, c]| t - c >= TOGETHER_GAP_AT_LEAST + plan.margin);
-            (!clear).then_some(Open::Near(Near::WitnessUnderTest))
+            let needs = TOGETHER_GAP_AT_LEAST + plan.margin;
+            let clear = f.together().is_some_and(|[t, c]| t - c >= needs);
+            (!clear).then_some(Open::TogetherShort(needs))
         }
         (Verdict::Pass, WitnessRole::Decides) => near(plan, f, Near::WitnessUnderTest),
         // Two independent readings agree: the wall gap past its margin and

@@ -615,3 +615,88 @@ fn a_clear_wall_pass_against_a_witness_that_says_turns_cannot_judge() {
     assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
     assert_eq!(j.figures.unwrap().witness, WitnessRole::Silent);
 }
+
+#[test]
+fn a_wall_control_that_did_not_separate_gives_way_to_the_witness_own_control() {
+    // Beside two burst loads the fault server's serialise mode read its
+    // holding control at 1.63x, under 1.70x, with free cores: the wall
+    // probe could not fail there, the witness (both pairs took turns, its
+    // own control separating) can.
+    let p = witnessed_plan();
+    let r = witnessed(&p, (1.98, 1.63, 1.03), serialised, serialised, 10);
+    let j = judge(&p, BUDGET, &r);
+    assert!(j.settled(), "{:?}", j.unsettled);
+    let j = j.concluded();
+    assert_eq!(j.verdict, Verdict::Fail, "{}", j.reason);
+    assert!(
+        j.reason.starts_with("FAIL by the scheduler witness")
+            && j.reason
+                .contains("the control did not separate (holding read 1.63x"),
+        "{}",
+        j.reason
+    );
+    // Twin: a witness fail alone still needs the confirming trials.
+    let r = witnessed(&p, (1.98, 1.63, 1.03), serialised, serialised, 5);
+    assert!(!judge(&p, BUDGET, &r).settled());
+    // Twin: with no witness the wall cannot judge.
+    let (v, reason) = verdict(&p, &run(&p, 1.98, 1.63, 1.03, 10));
+    assert_eq!(v, Verdict::CannotJudge);
+    assert!(reason.contains("control did not separate"), "{reason}");
+    // Twin: a witness whose own control ran at once makes no call either.
+    let r = witnessed(&p, (1.98, 1.63, 1.03), serialised, parallel, 10);
+    assert_eq!(verdict(&p, &r).0, Verdict::CannotJudge);
+    // And the witness's pass decides the same way (the pair on the cores
+    // at once, the control taking turns).
+    let r = witnessed(&p, (1.02, 1.63, 1.03), parallel, serialised, 5);
+    let (v, reason) = verdict(&p, &r);
+    assert_eq!(v, Verdict::Pass, "{reason}");
+}
+
+/// A pair whose serving threads were both runnable in `together` of the
+/// samples, with runnable parallelism `p` (each thread on a CPU 24 ms of
+/// 40 and waiting for one for the rest of its share).
+fn sampled_pair(p: f64, together: f64) -> Witness {
+    let rq = ((p * 40.0 / 2.0) as u64).saturating_sub(24);
+    let mut w = pair_witness(&[(24, rq), (24, rq)]);
+    w.sampled = Some(crate::kernel::witness::SampledFacts {
+        samples: 40,
+        host_idle_cores: Some(0.0),
+        together: Some(together),
+        unconvoyed_third: None,
+    });
+    w
+}
+
+#[test]
+fn a_pass_by_the_samples_order_settles_only_far_over_the_control() {
+    // Beside two burst loads a releasing pair's P fell under 1.7 while its
+    // threads stayed runnable together; the holding control's did not.
+    let p = witnessed_plan();
+    let mut r = run(&p, 2.0, 2.0, 2.0, 15);
+    r.under_test.witness = (0..15).map(|_| Some(sampled_pair(1.6, 0.7))).collect();
+    r.control.witness = (0..15).map(|_| Some(sampled_pair(1.2, 0.2))).collect();
+    let j = judge(&p, BUDGET, &r);
+    assert!(j.settled(), "{:?}", j.unsettled);
+    let j = j.concluded();
+    assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
+    assert_eq!(
+        j.figures.as_ref().and_then(|f| f.ruling),
+        Some(crate::probe::pair_ratio::rulebook::Ruling::AtOnceTogether)
+    );
+    // Twin: 35 points over the control is the reading, not yet the margin
+    // that settles it; at the end of the budget it cannot judge, and says
+    // which figure was short.
+    r.under_test.witness = (0..15).map(|_| Some(sampled_pair(1.6, 0.62))).collect();
+    r.control.witness = (0..15).map(|_| Some(sampled_pair(1.2, 0.27))).collect();
+    let j = judge(&p, BUDGET, &r);
+    let why = j.unsettled.clone().unwrap_or_default();
+    assert!(
+        why.contains("runnable together in 62% of the samples against holding's 27%"),
+        "{why}"
+    );
+    assert_eq!(j.concluded().verdict, Verdict::CannotJudge);
+    // Twin: a pair that was seldom together is no pass by this rule.
+    r.under_test.witness = (0..15).map(|_| Some(sampled_pair(1.6, 0.3))).collect();
+    r.control.witness = (0..15).map(|_| Some(sampled_pair(1.2, 0.2))).collect();
+    assert_ne!(verdict(&p, &r).0, Verdict::Pass);
+}

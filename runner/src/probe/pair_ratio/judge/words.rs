@@ -169,6 +169,24 @@ pub fn reason(
                 },
             ),
         ),
+        Decision::ControlShortWitnessDecides { .. } => (
+            format!(
+                "{} by the scheduler witness ({witness_said}); wall ratio not usable: the control did not \
+                 separate ({} read {:.2}x, needs {})",
+                d.verdict().label(),
+                c.name,
+                c.ratio,
+                c.bound
+            ),
+            format!(
+                "{n} trials ({k} with a free core), {} witnessed pairs of {} and {} of {}; the witness's own \
+                 control separated, so its call can fail; wall figures (not used): {summary}",
+                u.witness.as_ref().map_or(0, |w| w.reading.pairs),
+                u.name,
+                c.witness.as_ref().map_or(0, |w| w.reading.pairs),
+                c.name,
+            ),
+        ),
         Decision::WallPassWithoutFreeCore { .. } => (
             format!(
                 "{summary}, over every trial: only {k} of {n} had a free core, but noise only adds time, and more \
@@ -268,6 +286,18 @@ pub fn open(plan: &PairRatioPlan, f: &PairRatioFigures, o: Open) -> String {
              no scheduler witness to confirm it sooner)",
             f.valid_trials
         ),
+        Open::TogetherShort(needs) => match f.together() {
+            Some([t, ct]) => format!(
+                "ambiguous after {n} trials: {}'s serving threads were runnable together in {:.0}% of the \
+                 samples against {}'s {:.0}%, under the {:.0} points over it that settle a pass",
+                u.name,
+                t * 100.0,
+                c.name,
+                ct * 100.0,
+                needs * 100.0
+            ),
+            None => format!("ambiguous after {n} trials"),
+        },
         Open::Ambiguous => format!("ambiguous after {n} trials"),
         Open::NoVerdictYet => "no verdict yet".into(),
     }
