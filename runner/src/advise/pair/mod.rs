@@ -5,8 +5,8 @@
 //! checked, and every pair bracketed by the scheduler witness.
 //!
 //! The engine's control mode is the fixture's holding work
-//! (`/work?mode=hold`, on the same server when the app is the fixture, else
-//! on a fixture server of its own), interleaved with the view trial by
+//! (`/work?mode=hold`, on the same server when the app is the fixture served
+//! as it is, else on a fixture server of its own), interleaved with the view trial by
 //! trial: it proves, in the same minutes, that the witness can still tell
 //! turns from parallel on this machine (under heavy load a holding view's
 //! waiter queues for a core at each of its 5 ms wake-ups, and its P
@@ -131,7 +131,8 @@ pub struct PairSpec<'a> {
     pub python: &'a Path,
     pub app: &'a str,
     pub app_dir: &'a Path,
-    /// Whether the app is the fixture (the control then shares its server).
+    /// Whether the app is the fixture (the control then shares its server,
+    /// unless the view is moved to a thread).
     pub fixture: bool,
     /// fixtures/bareapp, for the capacity control and the holding control.
     pub fixture_dir: &'a Path,
@@ -247,7 +248,13 @@ async fn run_pair(spec: &PairSpec<'_>) -> Result<PairRatioRun, String> {
         logs_dir: spec.logs_dir.to_path_buf(),
         ready_path: spec.ready_path.map(str::to_string),
     });
-    let mut fixture_pool = (!spec.fixture).then(|| {
+    // The holding control runs on a fixture server of its own unless the
+    // app is the fixture served as it is. Moved to a thread (`offload`), the
+    // fixture's `def` work runs on a loop the wrapper opens for the request,
+    // whose anyio workers end with it: each control pair was served by two
+    // threads that had ended before the witness read them.
+    let control_apart = !spec.fixture || spec.offload;
+    let mut fixture_pool = control_apart.then(|| {
         ServerPool::new(PoolSpec {
             row_id: "advise.control".into(),
             profile: spec.profile.clone(),

@@ -4,6 +4,7 @@
 use super::reduce::{figures, PairFigures};
 use super::{words, work, Work};
 use crate::kernel::pairs::{self, Counted};
+use crate::kernel::witness::Witness;
 use crate::probe::pair_ratio::measure::PairRatioRun;
 use crate::probe::pair_ratio::rulebook::Medians;
 
@@ -40,13 +41,7 @@ pub fn read(path: &str, inferred: bool, run: &PairRatioRun) -> Read {
         pairs::reduce(&run.under_test.witness, Counted::TwoThreads),
         pairs::reduce(&run.control.witness, Counted::TwoThreads),
     ) else {
-        return no_answer(format!(
-            "too few pairs served by two threads and read by the witness (view {} of {}, control {} of {}); the server did not run the two requests on two threads",
-            pairs::counted(&run.under_test.witness, Counted::TwoThreads).len(),
-            run.under_test.witness.len(),
-            pairs::counted(&run.control.witness, Counted::TwoThreads).len(),
-            run.control.witness.len()
-        ));
+        return no_answer(too_few(&run.under_test.witness, &run.control.witness));
     };
     let Some(figures) = figures(path, inferred, run, &view, &control) else {
         return no_answer("the witness read no group or on-CPU figures".into());
@@ -62,5 +57,95 @@ pub fn read(path: &str, inferred: bool, run: &PairRatioRun) -> Read {
             view.on_cpu.median,
         ),
         figures: Some(figures),
+    }
+}
+
+/// Why a mode's pairs did not count: (counted, of, served by one thread, a
+/// serving thread unread).
+fn tally(witnesses: &[Option<Witness>]) -> [usize; 4] {
+    let counted = pairs::counted(witnesses, Counted::TwoThreads).len();
+    let read = witnesses.iter().flatten();
+    let unread = read.clone().filter(|w| !w.unseen.is_empty()).count();
+    let one = read
+        .filter(|w| w.unseen.is_empty() && w.threads.len() < 2)
+        .count();
+    [counted, witnesses.len(), one, unread]
+}
+
+/// The reason when too few pairs count, naming what kept them out.
+fn too_few(view: &[Option<Witness>], control: &[Option<Witness>]) -> String {
+    let mode = |name: &str, [counted, of, one, unread]: [usize; 4]| {
+        let mut s = format!("{name} {counted} of {of}");
+        if one > 0 {
+            s += &format!(", {one} served by one thread");
+        }
+        if unread > 0 {
+            s += &format!(", {unread} with a serving thread that ended before it was read");
+        }
+        s
+    };
+    let (v, c) = (tally(view), tally(control));
+    let why = if v[3] + c[3] > v[2] + c[2] {
+        "the threads that served them were made for the request and gone when the pair ended, so the witness could not read their time"
+    } else {
+        "the server did not run the two requests on two threads"
+    };
+    format!(
+        "too few pairs served by two threads and read by the witness ({}; {}); {why}",
+        mode("view", v),
+        mode("control", c)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::witness::ThreadFigures;
+
+    fn pair(tids: &[i32], unseen: &[i32]) -> Option<Witness> {
+        Some(Witness {
+            wall_ns: 40_000_000,
+            parallelism: Some(1.0),
+            on_cpu_ns: 0,
+            run_queue_ns: 0,
+            threads: tids
+                .iter()
+                .map(|&tid| ThreadFigures {
+                    tid,
+                    on_cpu_ns: 20_000_000,
+                    run_queue_ns: 0,
+                    blocked_ns: 20_000_000,
+                    others_run_queue_ns: 0,
+                })
+                .collect(),
+            unseen: unseen.to_vec(),
+            appeared: 0,
+            vanished: 0,
+            sampled: None,
+        })
+    }
+
+    #[test]
+    fn too_few_pairs_names_threads_that_ended_apart_from_one_thread() {
+        let view = vec![pair(&[1, 2], &[]); 3];
+        // Threads made for each request, gone before the reading.
+        let ended = vec![pair(&[3], &[4]), pair(&[], &[5, 6]), pair(&[7, 8], &[])];
+        let words = too_few(&view, &ended);
+        assert!(
+            words.contains("view 3 of 3; control 1 of 3, 2 with a serving thread that ended"),
+            "{words}"
+        );
+        assert!(words.contains("made for the request"), "{words}");
+        // Twin: one thread served both requests.
+        let one = vec![pair(&[3], &[]), pair(&[3], &[]), None];
+        let words = too_few(&view, &one);
+        assert!(
+            words.contains("control 0 of 3, 2 served by one thread"),
+            "{words}"
+        );
+        assert!(
+            words.contains("did not run the two requests on two threads"),
+            "{words}"
+        );
     }
 }
