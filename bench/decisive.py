@@ -33,6 +33,19 @@ together with the command that made it and the machine's load.
     python3 bench/decisive.py --runs 10
     python3 bench/decisive.py --runs 5 --cases E19,GIL-numpy --noise none,burst2 --witness portable,off
     python3 bench/decisive.py --list          # every case name
+
+The whole grid takes hours on two cores. `--shard K/N` runs every Nth cell
+(cells in the table's order, from the K-th), so N machines (a GitHub
+Actions matrix, or N sessions on one machine) run it in parts, and
+`--merge A.md B.md ...` puts their --out files back into one table, in
+the grid's order, refusing parts of different commits. Every table ends
+with the targets of issue 24 checked cell by cell: 0 wrong in every cell;
+decisive at least 95% with `on`, 90% with `portable` quiet and 80% under
+noise (`off` has no decisive target: it may read "cannot judge" wherever
+the wall cannot tell a busy core from a held lock).
+
+    python3 bench/decisive.py --runs 10 --shard 1/4 --out part1.md   # ... 4/4
+    python3 bench/decisive.py --merge part1.md part2.md part3.md part4.md --out bench/results/decisive-24.md
 """
 
 import argparse
@@ -246,7 +259,12 @@ def main():
     ap.add_argument("--exe", help="a runner binary (default: build the release one)")
     ap.add_argument("--out", help="also write the table, its command and the load here")
     ap.add_argument("--list", action="store_true", help="print every case name and exit")
+    ap.add_argument("--shard", help="K/N: run only every Nth cell, from the K-th (1 <= K <= N)")
+    ap.add_argument("--merge", nargs="+", metavar="OUT", help="merge the --out files of shards into one table")
     args = ap.parse_args()
+    if args.merge:
+        sys.exit(merge(args.merge, args.out))
+    shard = parse_shard(args.shard)
     folder = tempfile.mkdtemp(prefix="decisive-")
     gates = gate_cases(folder)
     advises = advise_cases()
@@ -275,11 +293,21 @@ def main():
     load_before = os.getloadavg()
     started = time.time()
     total_wrong = 0
+    cell_index = [0]
+
+    def mine():
+        """Whether the next cell in the grid's order is this shard's."""
+        i = cell_index[0]
+        cell_index[0] += 1
+        return shard is None or i % shard[1] == shard[0] - 1
+
     for name, label, target, server, expect in gates:
         if not selected(name, prefixes):
             continue
         for noise in noises:
             for witness in witnesses:
+                if not mine():
+                    continue
                 extra = SecondBurst() if noise == "burst2" else None
                 try:
                     cell, note = stress(exe, target, server, noise, expect, args.runs, witness)
@@ -294,6 +322,8 @@ def main():
             continue
         for noise in noises:
             for witness in witnesses:
+                if not mine():
+                    continue
                 cell, note = advise_runs(exe, argv, expected, noise, args.runs, witness)
                 lines.append(row_line(name, label, "advise " + expected, noise, witness, cell, note, "pass"))
                 print(lines[-1], flush=True)
@@ -302,12 +332,132 @@ def main():
     footer = ("\nwrong verdicts in all: %d. Load average (1, 5, 15 min) before %s, after %s; %.0f min.\n"
               % (total_wrong, "/".join("%.1f" % x for x in load_before),
                  "/".join("%.1f" % x for x in load_after), (time.time() - started) / 60))
+    footer += targets_footer(lines[2:])
     print(footer)
     if args.out:
         with open(args.out, "w") as f:
             f.write("Made by `python3 %s`\n\n" % " ".join(shlex.quote(a) for a in ["bench/decisive.py"] + sys.argv[1:]))
+            f.write("commit: %s\n\n" % commit())
             f.write("\n".join(lines) + "\n" + footer)
     sys.exit(1 if total_wrong else 0)
+
+
+def parse_shard(text):
+    """(K, N) from `K/N`, or None; exits naming the flag when malformed."""
+    if not text:
+        return None
+    try:
+        k, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        sys.exit("--shard %s: use K/N, as 1/4" % text)
+    if not 1 <= k <= n:
+        sys.exit("--shard %s: K must be between 1 and N" % text)
+    return k, n
+
+
+def commit():
+    """The checkout's commit, with `+dirty` when it has uncommitted changes."""
+    head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT,
+                          capture_output=True, text=True).stdout.strip() or "unknown"
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                           capture_output=True, text=True).stdout.strip()
+    return head + ("+dirty" if dirty else "")
+
+
+TARGET_ON = 95.0
+TARGET_PORTABLE_QUIET = 90.0
+TARGET_PORTABLE_NOISE = 80.0
+
+
+def target(noise, witness):
+    """The least decisive share a cell must reach (None: only 0 wrong)."""
+    if witness == "on":
+        return TARGET_ON
+    if witness == "portable":
+        return TARGET_PORTABLE_QUIET if noise == "none" else TARGET_PORTABLE_NOISE
+    return None
+
+
+def cell_fields(line):
+    """A table row's cells, or None for a line that is not a cell row."""
+    if not line.startswith("| ") or line.startswith("| case ") or line.startswith("|---"):
+        return None
+    fields = [f.strip() for f in line.strip().strip("|").split("|")]
+    return fields if len(fields) >= 12 else None
+
+
+def misses(line):
+    """Why a cell row misses its targets ("" when it meets them)."""
+    f = cell_fields(line)
+    if f is None:
+        return ""
+    noise, witness, wrong, decisive = f[3], f[4], f[8], f[9]
+    if wrong == "-":
+        return "no reading (%s)" % f[11][:80]
+    why = []
+    if int(wrong) > 0:
+        why.append("%s wrong" % wrong)
+    least = target(noise, witness)
+    if least is not None and float(decisive.rstrip("%")) < least:
+        why.append("decisive %s < %.0f%%" % (decisive, least))
+    return ", ".join(why)
+
+
+def targets_footer(rows):
+    """The targets checked over `rows`: a count, and each cell that misses."""
+    cells = [r for r in rows if cell_fields(r)]
+    missed = [(r, misses(r)) for r in cells if misses(r)]
+    out = "\ntargets (0 wrong; decisive >= %.0f%% on, >= %.0f%% portable quiet, >= %.0f%% portable under noise): %d of %d cells meet them.\n" % (
+        TARGET_ON, TARGET_PORTABLE_QUIET, TARGET_PORTABLE_NOISE, len(cells) - len(missed), len(cells))
+    for r, why in missed:
+        f = cell_fields(r)
+        out += "- %s, %s, witness %s: %s\n" % (f[0], f[3], f[4], why)
+    return out
+
+
+def merge(paths, out):
+    """One table from shards' --out files, in the grid's order."""
+    made, commits, rows = [], set(), []
+    for path in paths:
+        with open(path) as f:
+            text = f.read()
+        for line in text.splitlines():
+            if line.startswith("Made by "):
+                made.append(line[len("Made by "):])
+            elif line.startswith("commit: "):
+                commits.add(line[len("commit: "):])
+            elif cell_fields(line):
+                rows.append(line)
+    if len(commits) != 1:
+        return "--merge: the parts must come from one commit, and they name %s" % (sorted(commits) or "none")
+    keys = [tuple(cell_fields(r)[i] for i in (0, 3, 4)) for r in rows]
+    twice = sorted({k for k in keys if keys.count(k) > 1})
+    if twice:
+        return "--merge: %s, noise %s, witness %s comes from more than one part" % twice[0]
+    order = grid_order()
+    rows.sort(key=lambda r: order.get(tuple(cell_fields(r)[i] for i in (0, 3, 4)), len(order)))
+    header = ["| case | server / view | must | noise | witness | runs | right | cannot judge | wrong | decisive | median s | note |",
+              "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    wrong = sum(int(cell_fields(r)[8]) for r in rows if cell_fields(r)[8] != "-")
+    text = "Merged by `python3 bench/decisive.py --merge %s` from:\n\n" % " ".join(shlex.quote(p) for p in paths)
+    text += "".join("- %s\n" % m for m in made)
+    text += "\ncommit: %s\n\n" % commits.pop()
+    text += "\n".join(header + rows) + "\n\nwrong verdicts in all: %d.\n" % wrong
+    text += targets_footer(rows)
+    print(text)
+    for path in (out, os.environ.get("GITHUB_STEP_SUMMARY")):
+        if path:
+            with open(path, "w" if path == out else "a") as f:
+                f.write(text)
+    return 1 if wrong else 0
+
+
+def grid_order():
+    """(case, noise, witness) -> its place in the full grid."""
+    folder = tempfile.mkdtemp(prefix="decisive-")
+    names = [c[0] for c in gate_cases(folder)] + [c[0] for c in advise_cases()]
+    return {(n, noise, w): i for i, (n, noise, w) in enumerate(
+        (n, noise, w) for n in names for noise in NOISES for w in WITNESSES)}
 
 
 def row_line(name, label, must, noise, witness, cell, note, expect):
