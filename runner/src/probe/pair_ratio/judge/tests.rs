@@ -700,3 +700,33 @@ fn a_pass_by_the_samples_order_settles_only_far_over_the_control() {
     r.control.witness = (0..15).map(|_| Some(sampled_pair(1.2, 0.2))).collect();
     assert_ne!(verdict(&p, &r).0, Verdict::Pass);
 }
+
+#[test]
+fn a_pass_by_p_near_its_bound_is_settled_by_the_samples_order() {
+    // Beside a looping build, no free core: releasing P just over 1.7,
+    // its threads runnable together far more often than the control's.
+    let p = witnessed_plan();
+    let mut r = run(&p, 2.0, 2.0, 2.0, 15);
+    r.under_test.witness = (0..15).map(|_| Some(sampled_pair(1.75, 0.7))).collect();
+    r.control.witness = (0..15).map(|_| Some(sampled_pair(1.25, 0.2))).collect();
+    let j = judge(&p, BUDGET, &r);
+    assert!(j.settled(), "{:?}", j.unsettled);
+    let j = j.concluded();
+    assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
+    assert_ne!(
+        j.figures.as_ref().and_then(|f| f.ruling),
+        Some(crate::probe::pair_ratio::rulebook::Ruling::AtOnceTogether),
+        "P decided; the samples' order only settled it"
+    );
+    // Twins: the samples short of the at-once share, or of the settling
+    // margin over the control: P's margin holds it open, and at the end of
+    // the budget it cannot judge.
+    for (t, c) in [(0.55, 0.1), (0.62, 0.27)] {
+        r.under_test.witness = (0..15).map(|_| Some(sampled_pair(1.75, t))).collect();
+        r.control.witness = (0..15).map(|_| Some(sampled_pair(1.25, c))).collect();
+        let j = judge(&p, BUDGET, &r);
+        let why = j.unsettled.clone().unwrap_or_default();
+        assert!(why.contains("within 0.10 of its bound"), "{t}/{c}: {why}");
+        assert_eq!(j.concluded().verdict, Verdict::CannotJudge);
+    }
+}
