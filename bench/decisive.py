@@ -38,7 +38,9 @@ The whole grid takes hours on two cores. `--shard K/N` runs every Nth cell
 (cells in the table's order, from the K-th), so N machines (a GitHub
 Actions matrix, or N sessions on one machine) run it in parts, and
 `--merge A.md B.md ...` puts their --out files back into one table, in
-the grid's order, refusing parts of different commits. Every table ends
+the grid's order, refusing parts of different commits and naming the
+cells no part ran (a part may also be a subset made with --cases, --noise
+and --witness, so the cells likeliest to miss run first). Every table ends
 with the targets of issue 24 checked cell by cell: 0 wrong in every cell;
 decisive at least 95% with `on`, 90% with `portable` quiet and 80% under
 noise (`off` has no decisive target: it may read "cannot judge" wherever
@@ -444,12 +446,28 @@ def merge(paths, out):
     text += "\ncommit: %s\n\n" % commits.pop()
     text += "\n".join(header + rows) + "\n\nwrong verdicts in all: %d.\n" % wrong
     text += targets_footer(rows)
+    text += coverage(keys, order)
     print(text)
     for path in (out, os.environ.get("GITHUB_STEP_SUMMARY")):
         if path:
             with open(path, "w" if path == out else "a") as f:
                 f.write(text)
     return 1 if wrong else 0
+
+
+def coverage(keys, order):
+    """Whether the merged cells are the whole grid for the witnesses they
+    name (macOS has no `on`); the missing ones named."""
+    witnesses = [w for w in WITNESSES if any(k[2] == w for k in keys)]
+    grid = [k for k, _ in sorted(order.items(), key=lambda kv: kv[1]) if k[2] in witnesses]
+    have = set(keys)
+    missing = [k for k in grid if k not in have]
+    scope = "witness %s" % ", ".join(witnesses)
+    if not missing:
+        return "\nthe whole grid for %s: %d of %d cells.\n" % (scope, len(grid), len(grid))
+    named = "; ".join("%s, %s, %s" % k for k in missing[:8])
+    return "\nnot the whole grid for %s: %d of %d cells are missing (%s%s).\n" % (
+        scope, len(missing), len(grid), named, "; ..." if len(missing) > 8 else "")
 
 
 def grid_order():
