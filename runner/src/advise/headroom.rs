@@ -10,8 +10,9 @@
 //! land on one setting and not the next: beside two burst loads one thread
 //! of a view that already fills both cores read 1.63x slower than two. When
 //! the figures disagree with question 1, the sweep is repeated (at most
-//! [`SWEEPS_AT_MOST`] times, its order rotated, so every setting meets more
-//! of the machine's moments) and each setting keeps the figures least
+//! [`SWEEPS_AT_MOST`] times, or [`SWEEPS_AT_MOST_FILLS`] for a library that
+//! fills the machine, its order rotated, so every setting meets more of the
+//! machine's moments) and each setting keeps the figures least
 //! touched by noise, which only takes away: its best req/s and its least
 //! run-queue wait (on-CPU: the median). `sweeps` says how many there were.
 
@@ -27,6 +28,12 @@ use crate::sweep::{self, SettingResult, Status, SweepPlan};
 pub const THREADS: [u32; 3] = [1, 2, 4];
 /// Sweeps at most, while the figures disagree with question 1.
 pub const SWEEPS_AT_MOST: u32 = 3;
+/// Sweeps at most where one request already fills the machine: such a
+/// library's pool thrashes while a neighbour holds a core, for stretches
+/// longer than a sweep (beside two burst loads the model app's one-thread
+/// step fell from 16-34 req/s to 2.7-10 in 16 of 40 readings, in runs of
+/// 10-50 s, at 0.99-1.13 cores of CPU), so three sweeps could all meet it.
+pub const SWEEPS_AT_MOST_FILLS: u32 = 6;
 
 /// A setting with fewer good replies than this cannot be read: its window
 /// is doubled, up to [`SWEEP_DURATION_MAX`], before advise gives up.
@@ -131,16 +138,16 @@ pub async fn measure(session: &Session, plan: &SweepPlan) -> Result<Vec<SettingR
     measure_in(session, plan, THREADS).await
 }
 
-/// Question 2's figures: a sweep, then, while `agrees` says the figures
-/// disagree with question 1, another in a rotated order, up to
-/// [`SWEEPS_AT_MOST`], read together by [`least_touched`]. A sweep that
-/// gives no figures ends it with its reason; Err when the session's Python
-/// could not be prepared.
+/// Question 2's figures: a sweep, then, while `again` says the figures so
+/// far (and how many sweeps they are) want another, another in a rotated
+/// order, read together by [`least_touched`]. A sweep that gives no figures
+/// ends it with its reason; Err when the session's Python could not be
+/// prepared.
 pub async fn answer(
     session: &Session,
     plan: &SweepPlan,
     cores: usize,
-    agrees: &dyn Fn(&Headroom) -> bool,
+    again: &dyn Fn(&Headroom, u32) -> bool,
 ) -> Result<Headroom, String> {
     let mut sweeps: Vec<HeadroomFigures> = Vec::new();
     loop {
@@ -155,7 +162,7 @@ pub async fn answer(
             figures: Some(least_touched(&sweeps)),
             reason: String::new(),
         };
-        if sweeps.len() as u32 >= SWEEPS_AT_MOST || agrees(&combined) {
+        if !again(&combined, sweeps.len() as u32) {
             return Ok(combined);
         }
     }

@@ -165,6 +165,24 @@ fn neighbours_share(fig: &headroom::HeadroomFigures) -> Option<(f64, f64)> {
         .then_some((share, cpu_gain))
 }
 
+/// Whether question 2 is swept again after `sweeps` sweeps: while its
+/// figures disagree with question 1's answer, up to
+/// [`headroom::SWEEPS_AT_MOST`], or [`headroom::SWEEPS_AT_MOST_FILLS`]
+/// where one request already asks for [`FILLS_SHARE`] of the cores (a pool
+/// that thrashes beside a neighbour needs more of the machine's moments).
+pub fn sweep_again(q1: &GilAnswer, q2: &headroom::Headroom, sweeps: u32) -> bool {
+    let Some(fig) = q2.figures.as_ref() else {
+        return false;
+    };
+    let fills = fig.one_thread_demand() >= FILLS_SHARE * fig.cores as f64;
+    let at_most = if fills {
+        headroom::SWEEPS_AT_MOST_FILLS
+    } else {
+        headroom::SWEEPS_AT_MOST
+    };
+    q1.work.is_some() && sweeps < at_most && decide(q1, q2).is_err()
+}
+
 /// The rule: the advice and its reason, or why there is none.
 pub fn decide(q1: &GilAnswer, q2: &headroom::Headroom) -> Result<(Advice, String), String> {
     let work = q1
@@ -467,6 +485,35 @@ mod tests {
             }),
             reason: String::new(),
         }
+    }
+
+    #[test]
+    fn a_library_that_fills_the_machine_is_swept_up_to_six_times_while_it_disagrees() {
+        let releases = q1(Some(Work::Releases));
+        // Beside two burst loads: one request asked for 2.0 of 2 cores, the
+        // one-thread step thrashed (3.3 req/s), two threads gave 4.0x.
+        let thrashed = q2(101.0, 99.0, &[(1, 3.3), (2, 13.3), (4, 12.0)]);
+        assert!(decide(&releases, &thrashed).is_err());
+        assert!(sweep_again(&releases, &thrashed, 3));
+        assert!(sweep_again(&releases, &thrashed, 5));
+        // Twin: the sixth sweep is the last.
+        assert!(!sweep_again(&releases, &thrashed, 6));
+        // Twin: a view that does not fill the machine stops at three.
+        let one_core = q2(60.0, 20.0, &[(1, 10.0), (2, 10.5), (4, 10.2)]);
+        assert!(decide(&releases, &one_core).is_err());
+        assert!(sweep_again(&releases, &one_core, 2));
+        assert!(!sweep_again(&releases, &one_core, 3));
+        // Twin: figures that agree end it at once, and so does a question
+        // 1 with no answer or a sweep with no figures.
+        let agrees = q2(128.0, 74.0, &[(1, 25.0), (2, 16.0), (4, 15.0)]);
+        assert!(decide(&releases, &agrees).is_ok());
+        assert!(!sweep_again(&releases, &agrees, 1));
+        assert!(!sweep_again(&q1(None), &thrashed, 1));
+        let none = Headroom {
+            figures: None,
+            reason: "the server did not start".into(),
+        };
+        assert!(!sweep_again(&releases, &none, 1));
     }
 
     fn placed(place: Option<placement::Place>) -> placement::Placement {

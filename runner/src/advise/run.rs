@@ -124,9 +124,8 @@ async fn finish(
         None => pair::measure(&pair_spec).await,
     };
     on(Question::Headroom);
-    // Swept again while its figures disagree with question 1's answer.
-    let agrees = |q2: &headroom::Headroom| q1.work.is_none() || super::decide(&q1, q2).is_ok();
-    let q2 = headroom::answer(session, &plan.headroom, headroom::cores(), &agrees).await?;
+    let again = |q2: &headroom::Headroom, sweeps: u32| super::sweep_again(&q1, q2, sweeps);
+    let q2 = headroom::answer(session, &plan.headroom, headroom::cores(), &again).await?;
     let elapsed = started.elapsed().as_secs_f64();
     let (server, app, path) = (
         profile.name.clone(),
