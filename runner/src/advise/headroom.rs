@@ -31,8 +31,9 @@ pub const SWEEPS_AT_MOST: u32 = 3;
 /// Sweeps at most where one request already fills the machine: such a
 /// library's pool thrashes while a neighbour holds a core, for stretches
 /// longer than a sweep (beside two burst loads the model app's one-thread
-/// step fell from 16-34 req/s to 2.7-10 in 16 of 40 readings, in runs of
-/// 10-50 s, at 0.99-1.13 cores of CPU), so three sweeps could all meet it.
+/// step fell from 13-34 req/s to 2.7-10 in 14 of 45 readings, in runs of
+/// up to 40 s, at 0.99-1.13 cores of CPU), so three sweeps could all meet
+/// it.
 pub const SWEEPS_AT_MOST_FILLS: u32 = 6;
 
 /// A setting with fewer good replies than this cannot be read: its window
