@@ -214,9 +214,11 @@ fn with_the_witness_off_e19_and_e15_pass_by_the_wall_rules_or_cannot_judge() {
 }
 
 #[test]
-fn with_the_witness_off_a_serialising_server_fails_by_the_wall_rules_or_cannot_judge() {
+fn with_the_witness_off_a_serialising_server_cannot_judge_by_the_wall_rules() {
     // The twin: every view behind one lock reads about 2.0x by the clock;
-    // the wall rules alone must never call it a pass.
+    // the wall rules alone must never call it a pass, and with no witness
+    // to show the pairs had a core each, not a fail either (a busy machine
+    // serialises a parallel pair just as the lock does).
     let dir = tempfile::tempdir().unwrap();
     let profile = common::faultserver_profile(dir.path(), "serialise", &[]);
     let run = gate_json(&[
@@ -229,17 +231,14 @@ fn with_the_witness_off_a_serialising_server_fails_by_the_wall_rules_or_cannot_j
     let reason = run.reason().to_string();
     assert_witness_off(&run.result()["run"], &run.result()["figures"], &reason);
     match run.verdict() {
-        "fail" => {
-            assert_eq!(run.code, 1);
-            assert!(reason.contains("releasing read"), "{reason}");
-            assert!(run.ratio("under_test") >= 1.35, "{reason}");
-        }
         "cannot-judge" => {
             assert_eq!(run.code, 2);
-            assert!(
-                reason.contains("would have been FAIL") || reason.contains("free core"),
-                "{reason}"
-            );
+            assert!(reason.contains("free core"), "{reason}");
+            if reason.contains("no scheduler witness") {
+                // The wall read the fail; only the proof was missing.
+                assert!(reason.contains("releasing read"), "{reason}");
+                assert!(run.ratio("under_test") >= 1.35, "{reason}");
+            }
         }
         v => panic!("a serialising server read {v} with the witness off: {reason}"),
     }

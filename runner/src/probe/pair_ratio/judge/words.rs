@@ -231,6 +231,14 @@ pub fn reason(
             ),
             wall_confidence(),
         ),
+        Decision::WallFailWithoutWitness { wall } => bare(format!(
+            "the wall gap reads {} ({}), but with no scheduler witness nothing shows the pairs had a core each: \
+             the capacity control ran in another process at another moment ({k} of {n} trials found a free core \
+             there), and a busy machine serialises a parallel pair just as a lock would. Run with the witness \
+             (`--witness on` or `portable`), which reads each pair itself",
+            wall.verdict().label(),
+            wall_reason(wall)
+        )),
         Decision::Wall { wall, witness } => {
             use super::figures::WitnessRole;
             let reason = wall_reason(wall);
