@@ -215,8 +215,7 @@ pub enum Open {
     /// A fail that did not clearly miss, with no figure near its bound.
     Ambiguous,
     /// A pass at once by the samples' order whose together share is not
-    /// yet this far over the control's (`TOGETHER_GAP_AT_LEAST` plus the
-    /// row's margin).
+    /// yet this far over the control's ([`together_settles_at`]).
     TogetherShort(f64),
     /// "Cannot judge" always wants more trials: noise may pass.
     NoVerdictYet,
@@ -251,14 +250,33 @@ pub fn wall_passes_clearly(plan: &PairRatioPlan, f: &PairRatioFigures) -> bool {
         && m.control >= plan.margin
 }
 
+/// How far over the control's share the together share must stand to
+/// settle a pass after `n` trials: [`TOGETHER_GAP_AT_LEAST`] plus the
+/// row's margin at `trials.min`, the margin shrinking as the error of a
+/// median over more trials does (by the square root of the count).
+///
+/// Measured, E19 on granian beside two burst loads (desynchronised, in
+/// anti-phase, 100 ms apart) and beside two plus a looping build: the gap
+/// per trial spread 0.17-0.19 (sd, 1063 trials), and the two modes' shares
+/// were uncorrelated trial to trial (r 0.02-0.09, so pairing them gains
+/// nothing). A median of 5 such gaps errs by about 1.25 x 0.18 / sqrt(5)
+/// = 0.10, the margin; of 15, by 0.058. A server that took turns read
+/// -0.11 to +0.07 (the fault server's serialise, 30 gates beside the loop
+/// and two burst loads), far under the bound either way. A fixed margin
+/// held a pass at 37 points after 15 trials to "cannot judge".
+fn together_settles_at(plan: &PairRatioPlan, trials: Trials, n: u32) -> f64 {
+    let shrink = (f64::from(trials.min.max(1)) / f64::from(n.max(1))).min(1.0);
+    TOGETHER_GAP_AT_LEAST + plan.margin * shrink.sqrt()
+}
+
 /// The samples' order says the pair ran at once (`rulebook::together_at_once`
 /// on the medians), its share over the control's past
-/// [`TOGETHER_GAP_AT_LEAST`] by the row's margin.
-fn together_settles(plan: &PairRatioPlan, f: &PairRatioFigures) -> bool {
+/// [`together_settles_at`].
+fn together_settles(plan: &PairRatioPlan, trials: Trials, f: &PairRatioFigures) -> bool {
     let (Some(u), Some(c)) = (&f.under_test.witness, &f.control.witness) else {
         return false;
     };
-    let needs = TOGETHER_GAP_AT_LEAST + plan.margin;
+    let needs = together_settles_at(plan, trials, f.trials);
     together_at_once(&Medians::of(&u.reading), &Medians::of(&c.reading))
         && f.together().is_some_and(|[t, c]| t - c >= needs)
 }
@@ -306,12 +324,12 @@ pub fn open(
         // (beside a looping build, no free core: releasing P 1.74-1.77
         // against the control's 1.20-1.29 read "ambiguous" after every
         // trial).
-        (Verdict::Pass, WitnessRole::Decides) if together_settles(plan, f) => None,
+        (Verdict::Pass, WitnessRole::Decides) if together_settles(plan, trials, f) => None,
         // At once by the samples' order (`rulebook::together_at_once`) short
         // of that margin: P stood under its bound, so its margin says
         // nothing; the samples' share must clear the settling margin.
         (Verdict::Pass, WitnessRole::Decides) if f.ruling == Some(Ruling::AtOnceTogether) => {
-            Some(Open::TogetherShort(TOGETHER_GAP_AT_LEAST + plan.margin))
+            Some(Open::TogetherShort(together_settles_at(plan, trials, n)))
         }
         (Verdict::Pass, WitnessRole::Decides) => near(plan, f, Near::WitnessUnderTest),
         // Two independent readings agree: the wall gap past its margin and

@@ -715,6 +715,40 @@ fn a_pass_by_the_samples_order_settles_only_far_over_the_control() {
 }
 
 #[test]
+fn a_pass_by_the_samples_order_settles_closer_to_its_bound_after_more_trials() {
+    // The suite beside two burst loads: releasing P 1.66, its threads
+    // runnable together in 71% of the samples against the holding
+    // control's 34%, after 15 trials with no free core. 37 points over the
+    // control: short of the 40 that settle after 5 trials, past the 36 that
+    // settle after 15 (the median of 15 trials errs by sqrt(5/15) of the
+    // median of 5).
+    let p = witnessed_plan();
+    let with = |n: usize, t: f64, c: f64| {
+        let mut r = run(&p, 2.0, 2.0, 2.0, n);
+        r.under_test.witness = (0..n).map(|_| Some(sampled_pair(1.66, t))).collect();
+        r.control.witness = (0..n).map(|_| Some(sampled_pair(1.2, c))).collect();
+        r
+    };
+    let j = judge(&p, BUDGET, &with(15, 0.71, 0.34));
+    assert!(j.settled(), "{:?}", j.unsettled);
+    let j = j.concluded();
+    assert_eq!(j.verdict, Verdict::Pass, "{}", j.reason);
+    assert_eq!(
+        j.figures.as_ref().and_then(|f| f.ruling),
+        Some(crate::probe::pair_ratio::rulebook::Ruling::AtOnceTogether)
+    );
+    // Twin: the same reading after 5 trials is not settled yet.
+    let j = judge(&p, BUDGET, &with(5, 0.71, 0.34));
+    let why = j.unsettled.clone().unwrap_or_default();
+    assert!(why.contains("under the 40 points over it"), "{why}");
+    // Twin: 34 points after 15 trials is still short, and cannot judge.
+    let j = judge(&p, BUDGET, &with(15, 0.68, 0.34));
+    let why = j.unsettled.clone().unwrap_or_default();
+    assert!(why.contains("under the 36 points over it"), "{why}");
+    assert_eq!(j.concluded().verdict, Verdict::CannotJudge);
+}
+
+#[test]
 fn a_pass_by_p_near_its_bound_is_settled_by_the_samples_order() {
     // Beside a looping build, no free core: releasing P just over 1.7,
     // its threads runnable together far more often than the control's.
