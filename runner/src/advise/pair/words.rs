@@ -5,8 +5,8 @@
 use super::reduce::PairFigures;
 use super::{GAP_AT_LEAST, HOLDS_WITHIN, RELEASES_AT_LEAST, WAITS_BELOW};
 use crate::probe::pair_ratio::rulebook::{
-    Medians, Ruling, NEVER_TURNS_AT, ON_CPU_PROVES, TOGETHER_AT_ONCE_AT_LEAST,
-    TOGETHER_GAP_AT_LEAST, TOGETHER_P_GAP_AT_LEAST,
+    Medians, Ruling, LIBRARY_ON_CPU_AT_LEAST, NEVER_TURNS_AT, ON_CPU_PROVES,
+    TOGETHER_AT_ONCE_AT_LEAST, TOGETHER_GAP_AT_LEAST, TOGETHER_P_GAP_AT_LEAST,
 };
 
 /// One line: the figures the answer stands on.
@@ -69,8 +69,9 @@ pub fn reason(ruling: Ruling, view: &Medians, control: &Medians, on_cpu: f64) ->
             p - c
         ),
         Ruling::AtOnceLibrary => format!(
-            "the two requests computed at once on threads of the library's own: group P {vg:.2} >= {RELEASES_AT_LEAST:.2}, {:.2} over the holding control's (needs >= {GAP_AT_LEAST:.2}); the serving threads waited for them (P {p:.2})",
-            vg - cg
+            "the two requests computed at once on threads of the library's own: group P {vg:.2} >= {RELEASES_AT_LEAST:.2}, {:.2} over the holding control's (needs >= {GAP_AT_LEAST:.2}), the library's threads on a CPU {:.2}x the pair's wall (>= {LIBRARY_ON_CPU_AT_LEAST:.2}); the serving threads waited for them (P {p:.2})",
+            vg - cg,
+            num(view.group_on_cpu) - num(view.on_cpu)
         ),
         Ruling::TookTurns | Ruling::TookTurnsLikeControl => format!(
             "the two requests took turns: P {p:.2} (unconvoyed {:.2}), within {HOLDS_WITHIN:.2} of the holding control's {c:.2} (unconvoyed {:.2}; group {vg:.2} against {cg:.2})",
@@ -106,8 +107,23 @@ mod tests {
         assert_eq!(classify(r(2.0, 2.05), hold, 0.9).0, Some(Work::Releases));
         // Convoys at the view's GIL acquires: still clear of the control.
         assert_eq!(classify(r(1.6, 1.7), hold, 0.8).0, Some(Work::Releases));
-        // A library's own threads: the serving threads wait on a join.
-        let (w, why) = classify(r(0.05, 3.3), hold, 0.02);
+        // A library's own threads: the serving threads wait on a join
+        // while the library's compute (on a CPU 1.2 of the pair's wall).
+        let (w, why) = classify(m(0.05, 3.3, 0.05, 0.02, 1.22), hold, 0.02);
+        assert_eq!(w, Some(Work::Releases), "{why}");
+        assert!(why.contains("library"), "{why}");
+        // Twin: a group lifted by threads that only queued for a core (a
+        // server's I/O threads beside two burst loads; serving P 1.62
+        // against 1.31): no library computed, so no answer from the group.
+        let served = m(1.62, 2.02, 2.0, 1.25, 1.26);
+        let (w, why) = classify(served, m(1.31, 1.43, 1.88, 0.97, 0.97), 0.6);
+        assert!(w.is_none() && why.contains("between"), "{why}");
+        // ... and the same with the library on a CPU is the library's.
+        let computed = Medians {
+            group_on_cpu: Some(1.45),
+            ..served
+        };
+        let (w, why) = classify(computed, m(1.31, 1.43, 1.88, 0.97, 0.97), 0.6);
         assert_eq!(w, Some(Work::Releases), "{why}");
         assert!(why.contains("library"), "{why}");
         assert_eq!(classify(r(1.02, 1.1), hold, 0.5).0, Some(Work::Holds));
