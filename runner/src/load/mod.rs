@@ -68,7 +68,7 @@ pub struct LoadPlan {
 pub enum LoadEvent {
     /// The warm-up is over: the measured window opens now.
     WindowStarted,
-    /// Every [`PROGRESS_EVERY`] while the load runs.
+    /// Every `PROGRESS_EVERY` while the load runs.
     Progress(LoadProgress),
     /// The measured window closed now (in-flight requests are dropped).
     WindowEnded,

@@ -175,7 +175,7 @@ pub fn split_kib(path: &str) -> (String, Option<u32>) {
 }
 
 /// KiB of `/work` each request of the pair hashes: the view's own when it
-/// asks for more, else [`PAIR_KIB`] (also the holding control's work).
+/// asks for more, else `PAIR_KIB` (also the holding control's work).
 pub fn pair_kib(path: &str) -> u32 {
     match split_kib(path) {
         (route, kib) if is_work_route(&route) => kib.unwrap_or(PAIR_KIB).max(PAIR_KIB),

@@ -6,7 +6,7 @@
 //! their library), so everything it says is untrusted: output is capped, an
 //! unparsable document is a [`RunOutcome::BadOutput`], a crash or a hang is
 //! an outcome too, never a panic. Nothing here decides a verdict; that is
-//! [`super::judge`].
+//! [`mod@super::judge`].
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

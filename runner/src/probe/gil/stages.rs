@@ -15,7 +15,7 @@
 //!   busy leaves room for little more on two.
 //! - The lower of the two binds: more threads help only up to it.
 //!
-//! Reduction only: the figures come from [`super::judge`], the words are
+//! Reduction only: the figures come from [`mod@super::judge`], the words are
 //! [`render`]'s.
 
 use serde::Serialize;

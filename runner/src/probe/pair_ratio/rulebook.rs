@@ -3,9 +3,9 @@
 //! judge and advise both ask it; each brings its own [`Rules`] (E19's from
 //! its row, advise's from its named constants), and every rule set obeys
 //! [`Rules::check`], which is what keeps them from disagreeing: no reading
-//! say the serving threads ran at once under one set and took turns under
-//! another (the test at the foot of this file feeds the same figures to
-//! both). A ruling on a library's own threads (advise's, where the group
+//! can say the serving threads ran at once under one set and took turns
+//! under another (the test at the foot of this file feeds the same figures
+//! to both). A ruling on a library's own threads (advise's, where the group
 //! counts) is about other threads and claims nothing of the serving ones.
 //!
 //! In the order they are read:
@@ -19,18 +19,19 @@
 //!    this; the control shows the GIL bound holds here (the figure can fail).
 //! 3. **The control must separate**: its P at most `control_at_most`, or the
 //!    witness cannot tell turns from parallel on this machine now.
-//! 4. **At once**: P at least `at_once_at_least` and `gap_at_least` over
-//!    the control's (the group's, with `library_threads`, on the same
-//!    condition); or, by the
-//!    samples' order, the serving threads runnable together in at least
-//!    [`TOGETHER_AT_ONCE_AT_LEAST`] of the samples and
-//!    [`TOGETHER_GAP_AT_LEAST`] over the control, with P at least
-//!    [`NEVER_TURNS_AT`] and [`TOGETHER_P_GAP_AT_LEAST`] over the control's.
+//! 4. **At once**, by P: P at least `at_once_at_least` and `gap_at_least`
+//!    over the control's; or by the samples' order: the serving threads
+//!    runnable together in at least [`TOGETHER_AT_ONCE_AT_LEAST`] of the
+//!    samples and [`TOGETHER_GAP_AT_LEAST`] over the control, with P at
+//!    least [`NEVER_TURNS_AT`] and [`TOGETHER_P_GAP_AT_LEAST`] over the
+//!    control's; or, with `library_threads`, the group's P by the first
+//!    rule, where the library's threads were on a CPU as in 2.
 //! 5. **Took turns**: no sign of running at once (P, and where the group
 //!    counts the group's P, under [`NEVER_TURNS_AT`], no on-CPU proof) and
-//!    either the unconvoyed P at
-//!    most `turns_at_most` or every figure within `turns_within_control` of
-//!    the control's.
+//!    either the unconvoyed P at most `turns_at_most`, or the serving
+//!    threads together in at most [`TOGETHER_TURNS_AT_MOST`] of the samples
+//!    with P unconvoyed of third tasks at most `turns_at_most`, or every
+//!    figure within `turns_within_control` of the control's.
 //! 6. Otherwise between: cannot tell.
 
 use schemars::JsonSchema;
