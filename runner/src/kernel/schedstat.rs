@@ -439,10 +439,10 @@ const SELF_CHECK_DEADLINE: Duration = Duration::from_millis(500);
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 const SELF_CHECK_MIN_QUEUE: Duration = Duration::from_millis(1);
 /// How many times the run-queue check runs before the counter reads as
-/// frozen. A counter that is on reads 10-20 ms at once; one run under the
+/// frozen. A counter that is on reads 8-20 ms in one run; one run under the
 /// minimum is a machine that ran the two threads one after the other
-/// (measured beside two burst loads: 2 of 10 advise runs read frozen on a
-/// single run, docs/scheduler-witness.md), and a frozen counter reads under
+/// (beside two burst loads, 2 of 50 advise runs at 60219d6 read frozen on
+/// a single run, docs/scheduler-witness.md), and a frozen counter reads under
 /// it every time, so only the frozen case pays for the repeats (about 60 ms).
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 const SELF_CHECK_QUEUE_RUNS: usize = 3;
