@@ -26,7 +26,7 @@ Witness: `on` (Linux's accounting), `portable` (what macOS gives: on-CPU
 time, sampled run state, host idle), `off` (the wall rules alone).
 
 The grid is large: pick a subset with --cases (comma list of prefixes:
-`E19`, `E15:preload`, `GIL-numpy`, `advise:libapp`, ...), --noise and
+`E19`, `E15:preload`, `GIL-numpy`, `GIL-`, `advise:libapp`, ...), --noise and
 --witness. The table goes to stdout (Markdown) and, with --out, to a file
 together with the command that made it and the machine's load.
 
@@ -246,10 +246,19 @@ def advise_runs(exe, argv, expected, noise, runs, witness):
             "median_s": statistics.median(walls) if walls else 0.0}, "; ".join(notes[:2])
 
 
+def takes(prefix, name):
+    """Whether `prefix` names case `name` or a case under it (`E19` takes
+    E19:one-thread too, not E19-asgi; `advise:libapp` every libapp view);
+    a prefix ending in `-` takes every name it begins (`GIL-`: every GIL
+    row and its flipped twin)."""
+    if prefix.endswith("-"):
+        return name.startswith(prefix)
+    return name == prefix or name.startswith(prefix + ":")
+
+
 def selected(name, prefixes):
-    """Whether `name` is one of `prefixes` or a case under one (`E19` takes
-    E19:one-thread too; `advise:libapp` every libapp view)."""
-    return not prefixes or any(name == p or name.startswith(p + ":") for p in prefixes)
+    """Whether `name` is taken by one of `prefixes` (all, when none)."""
+    return not prefixes or any(takes(p, name) for p in prefixes)
 
 
 def main():
@@ -277,6 +286,11 @@ def main():
             print("%-28s %-36s must advise %s" % (c[0], c[1], c[3]))
         return
     prefixes = [p for p in args.cases.split(",") if p]
+    names = [c[0] for c in gates] + [c[0] for c in advises]
+    for p in prefixes:
+        if not any(takes(p, n) for n in names):
+            sys.exit("--cases %s: no case is %s or under it (`--list` names them; "
+                     "`GIL-` takes every GIL row)" % (p, p))
     exe = args.exe
     if not exe:
         subprocess.run(["cargo", "build", "-q", "--release", "-p", "runner"], cwd=ROOT, check=True)
