@@ -51,6 +51,9 @@ pub struct PairFigures {
     /// while a serving thread waits for the GIL, even on a quiet machine).
     pub control_unconvoyed: Spread,
     pub control_pairs: usize,
+    /// KiB of each holding-control request: sized to the view's length
+    /// when the view is not the fixture's `/work` (never over 24 MiB).
+    pub control_kib: u32,
     /// The share of the run-state samples with both serving threads
     /// runnable at once, the view's and the holding control's, where both
     /// were sampled often enough (`rulebook::TOGETHER_AT_ONCE_AT_LEAST`).
@@ -103,6 +106,7 @@ pub fn figures(
         unconvoyed: view.unconvoyed,
         control_unconvoyed: control.unconvoyed,
         control_pairs: control.pairs,
+        control_kib: run.control_kib,
         together: view.together,
         control_together: control.together,
         serving_on_cpu: view.on_cpu,
@@ -217,6 +221,7 @@ mod tests {
             peer_port_byte_swapped: false,
             witness_unavailable: None,
             quiet: Default::default(),
+            control_kib: 24576,
         }
     }
 

@@ -94,6 +94,29 @@ pub struct PairRatioRun {
     /// Each mode's single-and-pair started in a quiet moment where one came
     /// within a bounded wait (`kernel/quiet.rs`): how the waits went.
     pub quiet: QuietWaits,
+    /// KiB of each holding-control request: the plan's `work_kib`, or the
+    /// view's own length in the control's work where the plan sizes it so
+    /// (`control_as_long_as_view`).
+    pub control_kib: u32,
+}
+
+/// The shortest control a view's length may size: about 0.75 ms of the
+/// fixture's work here, still tens of GIL acquires.
+pub const CONTROL_KIB_AT_LEAST: u32 = 1024;
+
+/// The control's KiB for a view as long as `view_ms`, where `work_kib` of
+/// the control took `control_ms`: scaled to the view's length, never under
+/// [`CONTROL_KIB_AT_LEAST`] nor over `work_kib` (a long view keeps the
+/// row's control, which already settles its convoys). `work_kib` when a
+/// time is not a positive number.
+pub fn control_kib_for(work_kib: u32, view_ms: f64, control_ms: f64) -> u32 {
+    if !(view_ms > 0.0 && control_ms > 0.0) {
+        return work_kib;
+    }
+    let scaled = f64::from(work_kib) * view_ms / control_ms;
+    // Rounded to whole MiB: the digest is cached per size.
+    let mib = (scaled / 1024.0).round() * 1024.0;
+    (mib as u32).clamp(CONTROL_KIB_AT_LEAST.min(work_kib), work_kib)
 }
 
 /// Two kept-alive connections to one server, and the worker each landed on.
@@ -123,6 +146,8 @@ struct Session<'a> {
     swapped_peer_port: std::cell::Cell<bool>,
     /// Which reading takes the scheduler witness of each pair, if any.
     witness: Option<Reading>,
+    /// KiB of [under test, control] where the mode is a `/work` route.
+    kib: [u32; 2],
 }
 
 /// A pair's first reading, by the witness's reading. The accounting's
@@ -136,10 +161,10 @@ enum Before {
 }
 
 impl Session<'_> {
-    fn url(&mut self, mode: &Mode) -> (String, Option<u64>) {
+    fn url(&mut self, slot: usize, mode: &Mode) -> (String, Option<u64>) {
         if is_work_route(&mode.path) {
             let seed = self.seeds.next().unwrap_or_default();
-            (work_url(&mode.path, self.plan.work_kib, seed), Some(seed))
+            (work_url(&mode.path, self.kib[slot], seed), Some(seed))
         } else {
             (mode.path.clone(), None)
         }
@@ -178,7 +203,7 @@ impl Session<'_> {
     /// One request alone on connection `conn` of the mode's lane; its time in ms.
     async fn single(&mut self, slot: usize, mode: &Mode, conn: usize) -> Result<f64, Broken> {
         let lane = self.lane_of[slot];
-        let (url, seed) = self.url(mode);
+        let (url, seed) = self.url(slot, mode);
         let result = self.lanes[lane].conns[conn]
             .get(&url, self.limits.request)
             .await;
@@ -190,8 +215,8 @@ impl Session<'_> {
     /// pair's time in ms, who served each, and the pair's scheduler witness.
     async fn pair(&mut self, slot: usize, mode: &Mode) -> Result<PairReading, Broken> {
         let lane = self.lane_of[slot];
-        let (url_a, seed_a) = self.url(mode);
-        let (url_b, seed_b) = self.url(mode);
+        let (url_a, seed_a) = self.url(slot, mode);
+        let (url_b, seed_b) = self.url(slot, mode);
         let limit = self.limits.request;
         let members = &self.lanes[lane].members;
         let before = self.witness.map(|r| match r {
@@ -290,6 +315,21 @@ fn work_mode(path: &str) -> &str {
         .unwrap_or("release")
 }
 
+/// Times the view and the control alone, each on both connections, and
+/// gives the control's KiB for the view's length ([`control_kib_for`], the
+/// fastest of each: noise only adds time).
+async fn size_control(s: &mut Session<'_>, modes: [&Mode; 2]) -> Result<u32, Broken> {
+    const SINGLES: usize = 4;
+    let mut fastest = [f64::INFINITY; 2];
+    for i in 0..SINGLES {
+        for (slot, mode) in modes.iter().enumerate() {
+            let t = s.single(slot, mode, i % 2).await?;
+            fastest[slot] = fastest[slot].min(t);
+        }
+    }
+    Ok(control_kib_for(s.plan.work_kib, fastest[0], fastest[1]))
+}
+
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
@@ -386,6 +426,7 @@ pub async fn run(
         peer_port_byte_swapped: false,
         witness_unavailable: None,
         quiet: QuietWaits::default(),
+        control_kib: plan.work_kib,
     };
     let args = RunArgs {
         targets,
@@ -468,6 +509,7 @@ async fn run_into(
         lane_of,
         swapped_peer_port: Default::default(),
         witness: None,
+        kib: [plan.work_kib; 2],
     };
     // Checked once per process (about 30 ms of spinning), after the servers
     // are up and before anything is timed.
@@ -497,6 +539,15 @@ async fn run_into(
                 .await
                 .map_err(Broken::Control)?;
         }
+    }
+    if plan.control_as_long_as_view
+        && !is_work_route(&plan.under_test.path)
+        && is_work_route(&plan.control.path)
+    {
+        let kib = size_control(&mut s, modes).await?;
+        s.kib[1] = kib;
+        s.digests[1] = WorkDigest::for_mode(work_mode(&plan.control.path), kib);
+        out.control_kib = kib;
     }
     let mut threads: [std::collections::BTreeSet<(Option<u32>, u64)>; 2] = Default::default();
     let mut pids: [std::collections::BTreeSet<u32>; 2] = Default::default();
@@ -549,4 +600,25 @@ async fn run_into(
         emit(trial.done());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_control_is_sized_to_the_view() {
+        // A 6 ms view against 24 MiB of control taking 18 ms: a third.
+        assert_eq!(control_kib_for(24576, 6.0, 18.0), 8192);
+        // Longer than the control: the row's control stays.
+        assert_eq!(control_kib_for(24576, 40.0, 18.0), 24576);
+        // A view of a few microseconds: the floor.
+        assert_eq!(control_kib_for(24576, 0.01, 18.0), CONTROL_KIB_AT_LEAST);
+        // Nothing timed: the row's control.
+        assert_eq!(control_kib_for(24576, f64::NAN, 18.0), 24576);
+        assert_eq!(control_kib_for(24576, 6.0, 0.0), 24576);
+        assert_eq!(control_kib_for(24576, f64::INFINITY, 18.0), 24576);
+        // A row's work under the floor is never raised past itself.
+        assert_eq!(control_kib_for(64, 0.01, 18.0), 64);
+    }
 }

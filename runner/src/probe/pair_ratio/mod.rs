@@ -111,6 +111,12 @@ pub struct PairRatioPlan {
     /// gate: its fixture always says, and a server that strips the header
     /// should leave the witness silent rather than guessed.
     pub infer_serving_threads: bool,
+    /// Size the holding control's `/work` to the view's own length, where
+    /// the view is not a `/work` route (advise on a user's view): each
+    /// mode's pair then carries the same wake-ups and GIL handoffs per unit
+    /// of work, so the control's figures are read at the view's timescale.
+    /// Never for a gate: its row fixes both modes' work.
+    pub control_as_long_as_view: bool,
     /// The fixture served (None: fixtures/bareapp).
     pub app: Option<String>,
     pub requires: Vec<crate::probe::gil::Requirement>,
@@ -213,6 +219,7 @@ impl Probe for PairRatio {
             serialised_at_most: block.serialised_at_most,
             free_core_trials: block.free_core_trials,
             infer_serving_threads: false,
+            control_as_long_as_view: false,
             app,
             requires,
         })

@@ -28,6 +28,7 @@ fn plan(under_path: &str, control_path: &str) -> PairRatioPlan {
         serialised_at_most: None,
         free_core_trials: 5,
         infer_serving_threads: false,
+        control_as_long_as_view: false,
         app: None,
         requires: Vec::new(),
     }
@@ -65,6 +66,7 @@ fn run(p: &PairRatioPlan, under: f64, control: f64, capacity: f64, trials: usize
         peer_port_byte_swapped: false,
         witness_unavailable: None,
         quiet: Default::default(),
+        control_kib: 64,
     }
 }
 
