@@ -48,6 +48,11 @@ the wall cannot tell a busy core from a held lock).
 
     python3 bench/decisive.py --runs 10 --shard 1/4 --out part1.md   # ... 4/4
     python3 bench/decisive.py --merge part1.md part2.md part3.md part4.md --out bench/results/decisive-24.md
+
+A cell's note keeps the start of one miss's reason; `--keep DIR` writes the
+whole JSON of every run that missed (an advise run with a wrong or no
+advice, a gate cell with a wrong or "cannot judge" verdict) to DIR, named
+by cell, so a rare miss's figures say which rule it met.
 """
 
 import argparse
@@ -184,7 +189,17 @@ class SecondBurst:
         self.proc.wait()
 
 
-def stress(exe, target, server, noise, expect, runs, witness):
+def keep(folder, stem, text):
+    """Write a run's whole JSON to `folder` (`--keep`): a miss's figures are
+    what says which rule it met; the table's note keeps only its start."""
+    if not folder:
+        return
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, stem.replace(":", "_") + ".json"), "w") as f:
+        f.write(text)
+
+
+def stress(exe, target, server, noise, expect, runs, witness, kept=None, stem=""):
     argv = [exe, "stress", target, "--runs", str(runs), "--noise", "burst" if noise == "burst2" else noise,
             "--expect", expect, "--json", "--witness", witness]
     if server:
@@ -194,6 +209,8 @@ def stress(exe, target, server, noise, expect, runs, witness):
         return None, "stress exit %d: %s" % (proc.returncode, proc.stderr.strip()[-400:])
     s = json.loads(proc.stdout)
     v = s["verdicts"]
+    if s["wrong"] or v.get("cannot-judge", 0):
+        keep(kept, stem, proc.stdout)
     walls = [r["figures"].get("gate ms", 0) / 1000 for r in s["results"]]
     reasons = [r["reason"] for r in s["results"] if r["verdict"] == "cannot-judge" or r.get("wrong")]
     return {"runs": s["runs"], "pass": v.get("pass", 0), "fail": v.get("fail", 0),
@@ -201,7 +218,7 @@ def stress(exe, target, server, noise, expect, runs, witness):
             "median_s": statistics.median(walls) if walls else 0.0}, "; ".join(reasons[:2])
 
 
-def advise_runs(exe, argv, expected, noise, runs, witness):
+def advise_runs(exe, argv, expected, noise, runs, witness, kept=None, stem=""):
     right = none = wrong = 0
     walls = []
     notes = []
@@ -220,7 +237,7 @@ def advise_runs(exe, argv, expected, noise, runs, witness):
                         " while time.monotonic()<t: pass\n time.sleep(0.1)\n") % (0.05 * i)
             load.append(subprocess.Popen([sys.executable, "-c", code], start_new_session=True))
     try:
-        for _ in range(runs):
+        for i in range(runs):
             started = time.monotonic()
             out = subprocess.run([exe, "advise", *argv, "--json", "--witness", witness],
                                  cwd=ROOT, capture_output=True, text=True, timeout=900)
@@ -230,6 +247,8 @@ def advise_runs(exe, argv, expected, noise, runs, witness):
             except json.JSONDecodeError:
                 doc = {}
             kind = (doc.get("advice") or {}).get("kind", "none")
+            if kind != expected:
+                keep(kept, "%s-%d" % (stem, i + 1), out.stdout or json.dumps({"stderr": out.stderr[-4000:]}))
             if kind == expected:
                 right += 1
             elif kind == "none":
@@ -269,6 +288,9 @@ def main():
     ap.add_argument("--witness", default=",".join(WITNESSES))
     ap.add_argument("--exe", help="a runner binary (default: build the release one)")
     ap.add_argument("--out", help="also write the table, its command and the load here")
+    ap.add_argument("--keep", metavar="DIR",
+                    help="write the whole JSON of every run that missed (a wrong or no advice; a gate cell "
+                         "with a wrong or 'cannot judge' verdict) here, named by cell")
     ap.add_argument("--list", action="store_true", help="print every case name and exit")
     ap.add_argument("--shard", help="K/N: run only every Nth cell, from the K-th (1 <= K <= N)")
     ap.add_argument("--merge", nargs="+", metavar="OUT", help="merge the --out files of shards into one table")
@@ -326,7 +348,8 @@ def main():
                     continue
                 extra = SecondBurst() if noise == "burst2" else None
                 try:
-                    cell, note = stress(exe, target, server, noise, expect, args.runs, witness)
+                    cell, note = stress(exe, target, server, noise, expect, args.runs, witness,
+                                        args.keep, "%s-%s-%s" % (name, noise, witness))
                 finally:
                     if extra:
                         extra.stop()
@@ -340,7 +363,8 @@ def main():
             for witness in witnesses:
                 if not mine():
                     continue
-                cell, note = advise_runs(exe, argv, expected, noise, args.runs, witness)
+                cell, note = advise_runs(exe, argv, expected, noise, args.runs, witness,
+                                         args.keep, "%s-%s-%s" % (name, noise, witness))
                 lines.append(row_line(name, label, "advise " + expected, noise, witness, cell, note, "pass"))
                 print(lines[-1], flush=True)
                 total_wrong += cell["wrong"]
