@@ -58,6 +58,11 @@ pub struct PairsReading {
     /// waits counted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unconvoyed_third: Option<Spread>,
+    /// The host's idle time over each pair's wall, in cores (sampled beside
+    /// either reading): a serving thread asleep while a core idled waited
+    /// for a lock, not for a core.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_idle_cores: Option<Spread>,
 }
 
 /// The pairs of `witnesses` that `counted` keeps.
@@ -97,6 +102,7 @@ pub fn reduce(witnesses: &[Option<Witness>], which: Counted) -> Option<PairsRead
         on_cpu: spread(&|w| Some(share(w, |t| t.on_cpu_ns)))?,
         together: spread(&|w| w.sampled.and_then(|s| s.together)),
         unconvoyed_third: spread(&|w| w.sampled.and_then(|s| s.unconvoyed_third)),
+        host_idle_cores: spread(&|w| w.sampled.and_then(|s| s.host_idle_cores)),
     })
 }
 

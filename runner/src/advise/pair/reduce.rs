@@ -59,6 +59,9 @@ pub struct PairFigures {
     /// were sampled often enough (`rulebook::TOGETHER_AT_ONCE_AT_LEAST`).
     pub together: Option<Spread>,
     pub control_together: Option<Spread>,
+    /// The host's idle cores over each pair (reported, not judged).
+    pub host_idle_cores: Option<Spread>,
+    pub control_host_idle_cores: Option<Spread>,
     /// The serving threads' on-CPU time as a share of the pair's wall
     /// (each thread's share, averaged): near 1 computing, near 0 asleep.
     pub serving_on_cpu: Spread,
@@ -109,6 +112,8 @@ pub fn figures(
         control_kib: run.control_kib,
         together: view.together,
         control_together: control.together,
+        host_idle_cores: view.host_idle_cores,
+        control_host_idle_cores: control.host_idle_cores,
         serving_on_cpu: view.on_cpu,
         serving_blocked: view.blocked,
         wall_ratio: ratio_of_minima(&m.pair_ms, &m.single_ms),
