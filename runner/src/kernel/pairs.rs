@@ -166,4 +166,30 @@ mod tests {
         assert!((r.blocked.median - 40.0 / 80.0).abs() < 1e-9);
         assert!((r.parallelism.median - 1.0).abs() < 1e-9);
     }
+
+    #[test]
+    fn the_hosts_idle_cores_are_read_from_the_sampled_pairs_only() {
+        let sampled = |idle: Option<f64>| {
+            let mut w = pair(&[(40, 0), (40, 0)], vec![]);
+            w.sampled = Some(crate::kernel::witness::SampledFacts {
+                samples: 40,
+                host_idle_cores: idle,
+                together: None,
+                unconvoyed_third: None,
+            });
+            Some(w)
+        };
+        let ws = vec![sampled(Some(0.0)), sampled(Some(0.8)), sampled(None)];
+        let r = reduce(&ws, Counted::TwoThreads).unwrap();
+        let idle = r.host_idle_cores.unwrap();
+        assert_eq!((idle.min, idle.max), (0.0, 0.8));
+        // Twin: pairs with no sampled run state report no idle figure.
+        let unsampled = vec![Some(pair(&[(40, 0), (40, 0)], vec![]))];
+        assert_eq!(
+            reduce(&unsampled, Counted::TwoThreads)
+                .unwrap()
+                .host_idle_cores,
+            None
+        );
+    }
 }
