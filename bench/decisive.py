@@ -59,6 +59,7 @@ import argparse
 import json
 import os
 import shlex
+import signal
 import statistics
 import subprocess
 import sys
@@ -281,6 +282,9 @@ def selected(name, prefixes):
 
 
 def main():
+    # The noise loads run in sessions of their own and are killed in
+    # `finally` blocks, which SIGTERM would skip: exit through them instead.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--cases", default="", help="comma list of case names or prefixes (default: all)")
