@@ -63,6 +63,19 @@ pub struct PairsReading {
     /// for a lock, not for a core.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host_idle_cores: Option<Spread>,
+    /// Each counted pair's own figures, in the order measured: which pairs
+    /// read what, where the spreads above only bound them.
+    pub each: Vec<PairPoint>,
+}
+
+/// One counted pair's figures.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+pub struct PairPoint {
+    pub parallelism: Option<f64>,
+    pub unconvoyed: Option<f64>,
+    /// The share of samples with both serving threads runnable.
+    pub together: Option<f64>,
+    pub host_idle_cores: Option<f64>,
 }
 
 /// The pairs of `witnesses` that `counted` keeps.
@@ -103,6 +116,15 @@ pub fn reduce(witnesses: &[Option<Witness>], which: Counted) -> Option<PairsRead
         together: spread(&|w| w.sampled.and_then(|s| s.together)),
         unconvoyed_third: spread(&|w| w.sampled.and_then(|s| s.unconvoyed_third)),
         host_idle_cores: spread(&|w| w.sampled.and_then(|s| s.host_idle_cores)),
+        each: pairs
+            .iter()
+            .map(|w| PairPoint {
+                parallelism: w.serving_parallelism(),
+                unconvoyed: w.serving_parallelism_unconvoyed(),
+                together: w.sampled.and_then(|s| s.together),
+                host_idle_cores: w.sampled.and_then(|s| s.host_idle_cores),
+            })
+            .collect(),
     })
 }
 
@@ -183,6 +205,10 @@ mod tests {
         let r = reduce(&ws, Counted::TwoThreads).unwrap();
         let idle = r.host_idle_cores.unwrap();
         assert_eq!((idle.min, idle.max), (0.0, 0.8));
+        // Each pair keeps its own, in the order measured.
+        let each: Vec<_> = r.each.iter().map(|p| p.host_idle_cores).collect();
+        assert_eq!(each, [Some(0.0), Some(0.8), None]);
+        assert_eq!(r.each[0].parallelism, Some(2.0));
         // Twin: pairs with no sampled run state report no idle figure.
         let unsampled = vec![Some(pair(&[(40, 0), (40, 0)], vec![]))];
         assert_eq!(

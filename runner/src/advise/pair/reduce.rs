@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::{rules, THREADS};
-use crate::kernel::pairs::PairsReading;
+use crate::kernel::pairs::{PairPoint, PairsReading};
 use crate::probe::pair_ratio::measure::PairRatioRun;
 use crate::probe::pair_ratio::rulebook::{self, Medians, Ruling};
 use crate::stats::{ratio_of_minima, Spread};
@@ -62,6 +62,9 @@ pub struct PairFigures {
     /// The host's idle cores over each pair (reported, not judged).
     pub host_idle_cores: Option<Spread>,
     pub control_host_idle_cores: Option<Spread>,
+    /// Each counted pair's own figures, view and control.
+    pub each: Vec<PairPoint>,
+    pub control_each: Vec<PairPoint>,
     /// The serving threads' on-CPU time as a share of the pair's wall
     /// (each thread's share, averaged): near 1 computing, near 0 asleep.
     pub serving_on_cpu: Spread,
@@ -114,6 +117,8 @@ pub fn figures(
         control_together: control.together,
         host_idle_cores: view.host_idle_cores,
         control_host_idle_cores: control.host_idle_cores,
+        each: view.each.clone(),
+        control_each: control.each.clone(),
         serving_on_cpu: view.on_cpu,
         serving_blocked: view.blocked,
         wall_ratio: ratio_of_minima(&m.pair_ms, &m.single_ms),
