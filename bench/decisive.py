@@ -248,11 +248,11 @@ def advise_runs(exe, argv, expected, noise, runs, witness, kept=None, stem=""):
             except json.JSONDecodeError:
                 doc = {}
             kind = (doc.get("advice") or {}).get("kind", "none")
-            if kind != expected:
-                keep(kept, "%s-%d" % (stem, i + 1), out.stdout or json.dumps({"stderr": out.stderr[-4000:]}))
             if kind == expected:
                 right += 1
-            elif kind == "none":
+                continue
+            keep(kept, "%s-%d" % (stem, i + 1), out.stdout or json.dumps({"stderr": out.stderr[-4000:]}))
+            if kind == "none":
                 none += 1
                 notes.append(str(doc.get("reason", out.stderr.strip()[-200:]))[:200])
             else:

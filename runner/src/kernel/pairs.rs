@@ -59,8 +59,9 @@ pub struct PairsReading {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unconvoyed_third: Option<Spread>,
     /// The host's idle time over each pair's wall, in cores (sampled beside
-    /// either reading): a serving thread asleep while a core idled waited
-    /// for a lock, not for a core.
+    /// either reading). Reported, not judged: a serving thread done with its
+    /// own reply idles its core too (quiet, a releasing pair read 0.65-0.78),
+    /// so it is no free-core witness by itself.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host_idle_cores: Option<Spread>,
     /// Each counted pair's own figures, in the order measured: which pairs
