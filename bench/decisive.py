@@ -190,6 +190,11 @@ class SecondBurst:
         self.proc.wait()
 
 
+# `--keep-all`: advise runs that gave the right advice are kept too (the
+# figures a rule is calibrated on).
+KEEP_ALL = False
+
+
 def keep(folder, stem, text):
     """Write a run's whole JSON to `folder` (`--keep`): a miss's figures are
     what says which rule it met; the table's note keeps only its start."""
@@ -250,6 +255,8 @@ def advise_runs(exe, argv, expected, noise, runs, witness, kept=None, stem=""):
             kind = (doc.get("advice") or {}).get("kind", "none")
             if kind == expected:
                 right += 1
+                if KEEP_ALL:
+                    keep(kept, "%s-%d-right" % (stem, i + 1), out.stdout)
                 continue
             keep(kept, "%s-%d" % (stem, i + 1), out.stdout or json.dumps({"stderr": out.stderr[-4000:]}))
             if kind == "none":
@@ -295,12 +302,18 @@ def main():
     ap.add_argument("--keep", metavar="DIR",
                     help="write the whole JSON of every run that missed (a wrong or no advice; a gate cell "
                          "with a wrong or 'cannot judge' verdict) here, named by cell")
+    ap.add_argument("--keep-all", action="store_true",
+                    help="with --keep: keep the advise runs that gave the right advice too (calibration)")
     ap.add_argument("--list", action="store_true", help="print every case name and exit")
     ap.add_argument("--shard", help="K/N: run only every Nth cell, from the K-th (1 <= K <= N)")
     ap.add_argument("--merge", nargs="+", metavar="OUT", help="merge the --out files of shards into one table")
     args = ap.parse_args()
     if args.merge:
         sys.exit(merge(args.merge, args.out))
+    if args.keep_all and not args.keep:
+        sys.exit("--keep-all keeps runs in the --keep DIR: give --keep DIR too")
+    global KEEP_ALL
+    KEEP_ALL = args.keep_all
     shard = parse_shard(args.shard)
     folder = tempfile.mkdtemp(prefix="decisive-")
     gates = gate_cases(folder)

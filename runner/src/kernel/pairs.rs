@@ -70,13 +70,26 @@ pub struct PairsReading {
 }
 
 /// One counted pair's figures.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct PairPoint {
     pub parallelism: Option<f64>,
     pub unconvoyed: Option<f64>,
     /// The share of samples with both serving threads runnable.
     pub together: Option<f64>,
     pub host_idle_cores: Option<f64>,
+    /// 1 + the serving threads' run-queue time over the pair's wall
+    /// ([`Witness::core_wait_ratio`]): about 1 when a core was free for
+    /// them whenever they were runnable.
+    pub core_wait: Option<f64>,
+    /// Σ on-CPU of the serving threads over the pair's wall.
+    pub on_cpu: Option<f64>,
+    /// The pair's wall and the whole group's on-CPU and run-queue time
+    /// over it, beside each serving thread's own: which thread waited, and
+    /// for what.
+    pub wall_ns: u64,
+    pub group_on_cpu_ns: u64,
+    pub group_run_queue_ns: u64,
+    pub threads: Vec<ThreadFigures>,
 }
 
 /// The pairs of `witnesses` that `counted` keeps.
@@ -88,6 +101,19 @@ pub fn counted(witnesses: &[Option<Witness>], counted: Counted) -> Vec<&Witness>
         .filter(|w| match counted {
             Counted::EveryServed => !w.threads.is_empty(),
             Counted::TwoThreads => w.threads.len() == 2,
+        })
+        .collect()
+}
+
+/// `witnesses` with only the pairs whose serving threads found a free core
+/// whenever they were runnable (core-wait ratio at most `at_most`, E19's
+/// `capacity_at_most`); the rest None, so the order stays the trials'.
+pub fn with_free_core(witnesses: &[Option<Witness>], at_most: f64) -> Vec<Option<Witness>> {
+    witnesses
+        .iter()
+        .map(|w| {
+            w.clone()
+                .filter(|w| w.core_wait_ratio().is_some_and(|c| c <= at_most))
         })
         .collect()
 }
@@ -124,6 +150,12 @@ pub fn reduce(witnesses: &[Option<Witness>], which: Counted) -> Option<PairsRead
                 unconvoyed: w.serving_parallelism_unconvoyed(),
                 together: w.sampled.and_then(|s| s.together),
                 host_idle_cores: w.sampled.and_then(|s| s.host_idle_cores),
+                core_wait: w.core_wait_ratio(),
+                on_cpu: w.serving_on_cpu_parallelism(),
+                wall_ns: w.wall_ns,
+                group_on_cpu_ns: w.on_cpu_ns,
+                group_run_queue_ns: w.run_queue_ns,
+                threads: w.threads.clone(),
             })
             .collect(),
     })

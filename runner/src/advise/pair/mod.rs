@@ -71,6 +71,10 @@ pub const WAITS_BELOW: f64 = 0.5;
 /// ... or whose threads were on a CPU under this share of the holding
 /// control's time on a CPU (a sleep's wake-ups queue on a loaded machine).
 pub const WAITS_ON_CPU_SHARE: f64 = 0.2;
+/// Pairs with a free core a "holds" stands on (`reduce.rs`'s `FreeCore`):
+/// a median of three, so one pair that slipped into a free moment cannot
+/// answer alone.
+pub const FREE_CORE_PAIRS_AT_LEAST: usize = 3;
 /// The control's route (the fixture's holding work).
 pub const CONTROL_PATH: &str = "/work?mode=hold";
 /// KiB of work a pair of the fixture's `/work` times at least, and the
@@ -92,6 +96,12 @@ fn e19() -> (PairRatioPlan, Trials, Option<u32>) {
         crate::probe::Plan::PairRatio(plan) => (plan, row.trials, row.server.threads),
         _ => unreachable!("E19 is a pair-ratio row"),
     }
+}
+
+/// The core-wait ratio at most which a pair had a free core: E19's
+/// `capacity_at_most`, the bound its judge reads each trial with.
+pub fn free_core_at_most() -> f64 {
+    e19().0.capacity_at_most
 }
 
 /// Advise's rules: E19's control bound, with the bands above where advise

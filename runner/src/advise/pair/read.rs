@@ -1,7 +1,10 @@
 //! A pair run read: the figures (`reduce.rs`), the answer the ruling gives,
-//! and its words (`words.rs`).
+//! and its words (`words.rs`). Where every pair reads turns, the answer is
+//! the ruling on the view's pairs that waited for a core no longer than a
+//! free core or the control allows (`FreeCore` in `reduce.rs`), or none
+//! with too few of them.
 
-use super::reduce::{figures, PairFigures};
+use super::reduce::{core_wait_at_most, figures, PairFigures};
 use super::{words, work, Work};
 use crate::kernel::pairs::{self, Counted};
 use crate::kernel::witness::Witness;
@@ -43,19 +46,35 @@ pub fn read(path: &str, inferred: bool, run: &PairRatioRun) -> Read {
     ) else {
         return no_answer(too_few(&run.under_test.witness, &run.control.witness));
     };
-    let Some(figures) = figures(path, inferred, run, &view, &control) else {
+    let free = pairs::reduce(
+        &pairs::with_free_core(&run.under_test.witness, core_wait_at_most(&control).0),
+        Counted::TwoThreads,
+    );
+    let Some(figures) = figures(path, inferred, run, &view, &control, free.as_ref()) else {
         return no_answer("the witness read no group or on-CPU figures".into());
     };
-    let ruling = figures.ruling;
-    Read {
-        work: work(ruling),
-        headline: words::headline(&figures),
-        reason: words::reason(
-            ruling,
-            &Medians::of(&view),
-            &Medians::of(&control),
-            view.on_cpu.median,
+    let control_m = Medians::of(&control);
+    let every = |ruling| words::reason(ruling, &Medians::of(&view), &control_m, view.on_cpu.median);
+    let (work, reason) = match (work(figures.ruling), figures.free_core.ruling, &free) {
+        // Turns stand only on the pairs with a free core.
+        (Some(Work::Holds), Some(ruling), Some(free)) => (
+            work(ruling),
+            words::on_free_core(
+                &figures.free_core,
+                view.pairs,
+                &words::reason(ruling, &Medians::of(free), &control_m, free.on_cpu.median),
+            ),
         ),
+        (Some(Work::Holds), _, _) => (
+            None,
+            words::no_free_core(&figures.free_core, view.pairs, &every(figures.ruling)),
+        ),
+        (w, _, _) => (w, every(figures.ruling)),
+    };
+    Read {
+        work,
+        headline: words::headline(&figures),
+        reason,
         figures: Some(figures),
     }
 }

@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::{rules, THREADS};
+use super::{free_core_at_most, rules, FREE_CORE_PAIRS_AT_LEAST, THREADS};
 use crate::kernel::pairs::{PairPoint, PairsReading};
 use crate::probe::pair_ratio::measure::PairRatioRun;
 use crate::probe::pair_ratio::rulebook::{self, Medians, Ruling};
@@ -77,8 +77,45 @@ pub struct PairFigures {
     /// The no-server control's min(pair) / min(single): about 1.0 with a
     /// free core.
     pub capacity: Option<f64>,
-    /// Which rule of the rulebook answered.
+    /// Which rule of the rulebook answered, over every counted pair.
     pub ruling: Ruling,
+    /// The view's pairs that had a free core, on which alone "holds"
+    /// stands.
+    pub free_core: FreeCore,
+}
+
+/// "Holds" stands only on the view's pairs whose serving threads waited
+/// for a core no more than a free core allows, or than the holding
+/// control's median pair did: a pair that read turns while its threads
+/// waited for a core longer than that cannot tell a held GIL from a busy
+/// core (a GIL holder preempted by a neighbour's process leaves its peer
+/// asleep on the GIL), and the control, measured in the same minutes, shows
+/// what that much waiting does to work known to take turns. Where every
+/// pair reads turns, the ruling on these pairs alone is the answer.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+pub struct FreeCore {
+    /// A pair counts when its core-wait ratio (1 + its serving threads'
+    /// run-queue time over its wall) is at most this: the larger of E19's
+    /// `capacity_at_most` (a free core, the bound a gate's trial is read
+    /// with) and `control_core_wait`.
+    pub core_wait_at_most: f64,
+    /// The holding control's median core-wait ratio.
+    pub control_core_wait: Option<f64>,
+    /// The view's counted pairs that waited no longer.
+    pub pairs: usize,
+    /// Pairs "holds" needs.
+    pub needed: usize,
+    /// The rulebook's ruling on those pairs against the control; None with
+    /// fewer than `needed`.
+    pub ruling: Option<Ruling>,
+}
+
+/// The control's median core-wait ratio, and the bound a view pair's must
+/// be within for its turns to count (`FreeCore`).
+pub fn core_wait_at_most(control: &PairsReading) -> (f64, Option<f64>) {
+    let waits: Vec<f64> = control.each.iter().filter_map(|p| p.core_wait).collect();
+    let median = Spread::of(&waits).map(|s| s.median);
+    (free_core_at_most().max(median.unwrap_or(0.0)), median)
 }
 
 /// The figures and the ruling; None without the group and on-CPU figures.
@@ -88,8 +125,20 @@ pub fn figures(
     run: &PairRatioRun,
     view: &PairsReading,
     control: &PairsReading,
+    free: Option<&PairsReading>,
 ) -> Option<PairFigures> {
     let m = &run.under_test;
+    let pairs_free = free.map_or(0, |f| f.pairs);
+    let (at_most, control_core_wait) = core_wait_at_most(control);
+    let free_core = FreeCore {
+        core_wait_at_most: at_most,
+        control_core_wait,
+        pairs: pairs_free,
+        needed: FREE_CORE_PAIRS_AT_LEAST,
+        ruling: free
+            .filter(|_| pairs_free >= FREE_CORE_PAIRS_AT_LEAST)
+            .map(|f| rulebook::rule(&Medians::of(f), &Medians::of(control), &rules())),
+    };
     Some(PairFigures {
         path: path.to_string(),
         threads: THREADS,
@@ -128,6 +177,7 @@ pub fn figures(
             &run.capacity.iter().map(|c| c.single_ms).collect::<Vec<_>>(),
         ),
         ruling: rulebook::rule(&Medians::of(view), &Medians::of(control), &rules()),
+        free_core,
     })
 }
 
@@ -243,6 +293,65 @@ mod tests {
             (Verdict::Pass, Some(Work::Holds | Work::Waits))
                 | (Verdict::Fail, Some(Work::Releases))
         )
+    }
+
+    #[test]
+    fn turns_stand_only_on_pairs_with_a_free_core() {
+        // Turns like the control's, every pair with its serving threads
+        // waiting for a core 0.4 of the wall (core-wait ratio 1.4): a busy
+        // core and a held GIL read alike here, so no answer.
+        let control = pair(&[(20, 6), (20, 6)]);
+        let busy = pair(&[(20, 8), (20, 8)]);
+        let r = read("/embed", true, &run(&busy, &control));
+        let f = r.figures.as_ref().unwrap();
+        assert_eq!(f.ruling, Ruling::TookTurnsLikeControl);
+        assert_eq!((f.free_core.pairs, f.free_core.ruling), (0, None));
+        assert_eq!(r.work, None);
+        assert!(r.reason.starts_with("no free core: "), "{}", r.reason);
+        // A holding control that waited as long (a steady load on one of
+        // the cores lifts both alike): the same pairs count against it.
+        let r = read("/embed", true, &run(&busy, &busy));
+        let f = r.figures.as_ref().unwrap();
+        assert_eq!(f.free_core.pairs, 5);
+        assert!((f.free_core.core_wait_at_most - 1.4).abs() < 1e-9);
+        assert_eq!(r.work, Some(Work::Holds), "{}", r.reason);
+        // Twin: the same turns with a free core (ratio 1.25) hold.
+        let free = pair(&[(20, 5), (20, 5)]);
+        let r = read("/embed", true, &run(&free, &control));
+        let f = r.figures.as_ref().unwrap();
+        assert_eq!(f.free_core.pairs, 5);
+        assert_eq!(f.free_core.ruling, Some(Ruling::TookTurnsLikeControl));
+        assert_eq!(r.work, Some(Work::Holds), "{}", r.reason);
+        assert!(r.reason.starts_with("on the 5 of 5 pairs"), "{}", r.reason);
+    }
+
+    #[test]
+    fn pairs_with_a_free_core_answer_for_the_run_when_every_pair_reads_turns() {
+        // Two pairs read at once with a free core, three read turns with
+        // none: the median of all five reads turns, the free ones do not
+        // hold (too few to answer at all).
+        let control = pair(&[(20, 6), (20, 6)]);
+        let mut r = run(&pair(&[(20, 8), (20, 8)]), &control);
+        let at_once = pair(&[(38, 0), (38, 0)]);
+        for w in r.under_test.witness.iter_mut().take(2) {
+            *w = Some(at_once.clone());
+        }
+        let read_ = read("/embed", true, &r);
+        let f = read_.figures.as_ref().unwrap();
+        assert_eq!(f.ruling, Ruling::TookTurnsLikeControl);
+        assert_eq!(f.free_core.pairs, 2);
+        assert_eq!(read_.work, None, "{}", read_.reason);
+        // Twin: with a third (of seven, the median still turns), the free
+        // pairs answer: at once.
+        r.under_test.witness.insert(0, Some(at_once));
+        r.under_test.witness.push(r.under_test.witness[4].clone());
+        let read_ = read("/embed", true, &r);
+        let f = read_.figures.as_ref().unwrap();
+        assert_eq!(
+            (f.ruling, f.free_core.pairs),
+            (Ruling::TookTurnsLikeControl, 3)
+        );
+        assert_eq!(read_.work, Some(Work::Releases), "{}", read_.reason);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! the reason for the rulebook's ruling. Text only; the rules are in
 //! `probe/pair_ratio/rulebook.rs`.
 
-use super::reduce::PairFigures;
+use super::reduce::{FreeCore, PairFigures};
 use super::{GAP_AT_LEAST, HOLDS_WITHIN, RELEASES_AT_LEAST, WAITS_BELOW};
 use crate::probe::pair_ratio::rulebook::{
     Medians, Ruling, LIBRARY_ON_CPU_AT_LEAST, NEVER_TURNS_AT, ON_CPU_PROVES,
@@ -82,6 +82,38 @@ pub fn reason(ruling: Ruling, view: &Medians, control: &Medians, on_cpu: f64) ->
             view.unconvoyed, control.unconvoyed
         ),
     }
+}
+
+/// The bound a pair's core wait was held to, in words.
+fn bound(free: &FreeCore) -> String {
+    match free.control_core_wait {
+        Some(c) => format!(
+            "core-wait ratio <= {:.2}, a free core or the holding control's median pair ({c:.2})",
+            free.core_wait_at_most
+        ),
+        None => format!("core-wait ratio <= {:.2}", free.core_wait_at_most),
+    }
+}
+
+/// A ruling read on the `free.pairs` of `pairs` that waited for a core no
+/// longer than `free` allows.
+pub fn on_free_core(free: &FreeCore, pairs: usize, reason: &str) -> String {
+    format!(
+        "on the {} of {pairs} pairs whose serving threads waited for a core no longer than a free core or the control allows ({}): {reason}",
+        free.pairs,
+        bound(free)
+    )
+}
+
+/// Every pair read turns, but too few waited for a core briefly enough to
+/// tell a held GIL from a busy core.
+pub fn no_free_core(free: &FreeCore, pairs: usize, turns: &str) -> String {
+    format!(
+        "no free core: {turns}, but only {} of {pairs} pairs waited for a core no longer than a free core or the control allows ({}; needs {}), and turns read while the threads waited for a core cannot tell a held GIL from a busy one (a GIL holder kept off a core leaves its peer asleep); run it again on a quieter machine",
+        free.pairs,
+        bound(free),
+        free.needed
+    )
 }
 
 #[cfg(test)]
