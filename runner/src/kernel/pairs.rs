@@ -118,6 +118,21 @@ pub fn with_free_core(witnesses: &[Option<Witness>], at_most: f64) -> Vec<Option
         .collect()
 }
 
+/// `witnesses` with only the less-loaded half of the pairs `which` counts:
+/// the ⌈n/2⌉ whose serving threads waited for a core least (core-wait
+/// ratio; ties kept); the rest None.
+pub fn less_loaded_half(witnesses: &[Option<Witness>], which: Counted) -> Vec<Option<Witness>> {
+    let mut waits: Vec<f64> = counted(witnesses, which)
+        .iter()
+        .filter_map(|w| w.core_wait_ratio())
+        .collect();
+    waits.sort_by(f64::total_cmp);
+    match waits.get(waits.len().div_ceil(2).saturating_sub(1)) {
+        Some(&cut) => with_free_core(witnesses, cut),
+        None => vec![None; witnesses.len()],
+    }
+}
+
 /// The serving threads' share of the wall in one figure, taken together.
 fn share(w: &Witness, f: fn(&ThreadFigures) -> u64) -> f64 {
     let sum: u64 = w.threads.iter().map(f).sum();
@@ -220,6 +235,25 @@ mod tests {
         assert!((r.run_queue.median - 10.0 / 80.0).abs() < 1e-9);
         assert!((r.blocked.median - 40.0 / 80.0).abs() < 1e-9);
         assert!((r.parallelism.median - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_less_loaded_half_keeps_the_pairs_that_waited_least() {
+        // Core-wait ratios 1.5, 1.0, 1.25, 1.75 (run-queue ms per thread
+        // 10, 0, 5, 15 over 40 ms): the half is the 1.0 and the 1.25.
+        let ws: Vec<_> = [10, 0, 5, 15]
+            .iter()
+            .map(|&rq| Some(pair(&[(20, rq), (20, rq)], vec![])))
+            .collect();
+        let half = less_loaded_half(&ws, Counted::TwoThreads);
+        let kept: Vec<bool> = half.iter().map(Option::is_some).collect();
+        assert_eq!(kept, [false, true, true, false]);
+        // Twin: with one pair more (1.1) the half is three pairs.
+        let mut ws = ws;
+        ws.push(Some(pair(&[(20, 2), (20, 2)], vec![])));
+        let half = less_loaded_half(&ws, Counted::TwoThreads);
+        assert_eq!(half.iter().flatten().count(), 3);
+        assert!(half[0].is_none() && half[4].is_some());
     }
 
     #[test]

@@ -9,7 +9,7 @@ use super::{words, work, Work};
 use crate::kernel::pairs::{self, Counted};
 use crate::kernel::witness::Witness;
 use crate::probe::pair_ratio::measure::PairRatioRun;
-use crate::probe::pair_ratio::rulebook::Medians;
+use crate::probe::pair_ratio::rulebook::{Medians, Ruling};
 
 /// The answer a run gives.
 pub struct Read {
@@ -50,7 +50,19 @@ pub fn read(path: &str, inferred: bool, run: &PairRatioRun) -> Read {
         &pairs::with_free_core(&run.under_test.witness, core_wait_at_most(&control).0),
         Counted::TwoThreads,
     );
-    let Some(figures) = figures(path, inferred, run, &view, &control, free.as_ref()) else {
+    let half = pairs::reduce(
+        &pairs::less_loaded_half(&run.under_test.witness, Counted::TwoThreads),
+        Counted::TwoThreads,
+    );
+    let Some(figures) = figures(
+        path,
+        inferred,
+        run,
+        &view,
+        &control,
+        free.as_ref(),
+        half.as_ref(),
+    ) else {
         return no_answer("the witness read no group or on-CPU figures".into());
     };
     let control_m = Medians::of(&control);
@@ -69,6 +81,20 @@ pub fn read(path: &str, inferred: bool, run: &PairRatioRun) -> Read {
             None,
             words::no_free_core(&figures.free_core, view.pairs, &every(figures.ruling)),
         ),
+        // At once off run-queue time stands on the less-loaded half too.
+        (Some(Work::Releases), _, _)
+            if matches!(figures.ruling, Ruling::AtOnce | Ruling::AtOnceTogether)
+                && figures.less_loaded.ruling.and_then(Ruling::at_once) != Some(true) =>
+        {
+            (
+                None,
+                words::not_on_less_loaded(
+                    &figures.less_loaded,
+                    half.as_ref().map(|h| h.parallelism.median),
+                    &every(figures.ruling),
+                ),
+            )
+        }
         (w, _, _) => (w, every(figures.ruling)),
     };
     Read {

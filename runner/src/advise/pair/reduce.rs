@@ -82,6 +82,27 @@ pub struct PairFigures {
     /// The view's pairs that had a free core, on which alone "holds"
     /// stands.
     pub free_core: FreeCore,
+    /// The ruling on the less-loaded half of the view's pairs, on which "at
+    /// once" by P or by the samples' order must stand too.
+    pub less_loaded: LessLoaded,
+}
+
+/// "At once" read off run-queue time (P, or the samples' order: not the
+/// on-CPU proof) must hold on the less-loaded half of the view's pairs too.
+/// Two serving threads woken together onto one core (a neighbour holding
+/// the other) both read runnable until each gets the core, and only then
+/// does a waiter find the GIL held: beside two burst loads a holding view
+/// whose work (6 ms) is shorter than a scheduler slice read P 1.54-1.73,
+/// under either witness, in 4 of 40 advises, its less-loaded half 1.22-1.48;
+/// releasing views' less-loaded halves read 1.43-2.00 (`docs/deployment-rule.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+pub struct LessLoaded {
+    /// The view's pairs in the half.
+    pub pairs: usize,
+    /// Their highest core-wait ratio.
+    pub core_wait_at_most: Option<f64>,
+    /// The rulebook's ruling on them against the control.
+    pub ruling: Option<Ruling>,
 }
 
 /// "Holds" stands only on the view's pairs whose serving threads waited
@@ -126,6 +147,7 @@ pub fn figures(
     view: &PairsReading,
     control: &PairsReading,
     free: Option<&PairsReading>,
+    half: Option<&PairsReading>,
 ) -> Option<PairFigures> {
     let m = &run.under_test;
     let pairs_free = free.map_or(0, |f| f.pairs);
@@ -178,6 +200,12 @@ pub fn figures(
         ),
         ruling: rulebook::rule(&Medians::of(view), &Medians::of(control), &rules()),
         free_core,
+        less_loaded: LessLoaded {
+            pairs: half.map_or(0, |h| h.pairs),
+            core_wait_at_most: half
+                .and_then(|h| h.each.iter().filter_map(|p| p.core_wait).reduce(f64::max)),
+            ruling: half.map(|h| rulebook::rule(&Medians::of(h), &Medians::of(control), &rules())),
+        },
     })
 }
 
@@ -351,6 +379,39 @@ mod tests {
             (f.ruling, f.free_core.pairs),
             (Ruling::TookTurnsLikeControl, 3)
         );
+        assert_eq!(read_.work, Some(Work::Releases), "{}", read_.reason);
+    }
+
+    #[test]
+    fn at_once_off_the_run_queue_stands_on_the_less_loaded_half_too() {
+        // Three pairs stacked on one core (both threads runnable nearly all
+        // along, on a CPU one GIL's worth) read at once by P; the two
+        // least loaded took turns.
+        let control = pair(&[(20, 2), (20, 2)]);
+        let stacked = |rq| pair(&[(19, rq), (19, rq)]);
+        let mut r = run(&stacked(20), &control);
+        r.under_test.witness[0] = Some(pair(&[(20, 1), (20, 1)]));
+        r.under_test.witness[1] = Some(pair(&[(20, 2), (20, 2)]));
+        r.under_test.witness[2] = Some(stacked(18));
+        r.under_test.witness[3] = Some(stacked(19));
+        let read_ = read("/embed", true, &r);
+        let f = read_.figures.as_ref().unwrap();
+        assert_eq!(f.ruling, Ruling::AtOnce);
+        assert_eq!(f.less_loaded.pairs, 3);
+        assert_eq!(read_.work, None, "{}", read_.reason);
+        assert!(
+            read_.reason.contains("less-loaded half"),
+            "{}",
+            read_.reason
+        );
+        // Twin: the least loaded pairs ran on two CPUs: at once stands.
+        let two_cpus = pair(&[(36, 2), (36, 2)]);
+        r.under_test.witness[0] = Some(two_cpus.clone());
+        r.under_test.witness[1] = Some(two_cpus);
+        let read_ = read("/embed", true, &r);
+        let f = read_.figures.as_ref().unwrap();
+        assert_eq!(f.ruling, Ruling::AtOnce);
+        assert_eq!(f.less_loaded.ruling.and_then(Ruling::at_once), Some(true));
         assert_eq!(read_.work, Some(Work::Releases), "{}", read_.reason);
     }
 

@@ -2,7 +2,7 @@
 //! the reason for the rulebook's ruling. Text only; the rules are in
 //! `probe/pair_ratio/rulebook.rs`.
 
-use super::reduce::{FreeCore, PairFigures};
+use super::reduce::{FreeCore, LessLoaded, PairFigures};
 use super::{GAP_AT_LEAST, HOLDS_WITHIN, RELEASES_AT_LEAST, WAITS_BELOW};
 use crate::probe::pair_ratio::rulebook::{
     Medians, Ruling, LIBRARY_ON_CPU_AT_LEAST, NEVER_TURNS_AT, ON_CPU_PROVES,
@@ -113,6 +113,16 @@ pub fn no_free_core(free: &FreeCore, pairs: usize, turns: &str) -> String {
         free.pairs,
         bound(free),
         free.needed
+    )
+}
+
+/// At once over every pair, but not on the less-loaded half.
+pub fn not_on_less_loaded(half: &LessLoaded, p: Option<f64>, at_once: &str) -> String {
+    format!(
+        "no free core: {at_once}, but the less-loaded half of the pairs ({}, core-wait ratio <= {:.2}) read P {:.2}, not at once: two threads queued on one core both read runnable before the one that would wait for the GIL finds it held; run it again on a quieter machine",
+        half.pairs,
+        num(half.core_wait_at_most),
+        num(p)
     )
 }
 
