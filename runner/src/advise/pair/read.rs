@@ -2,7 +2,9 @@
 //! and its words (`words.rs`). Where every pair reads turns, the answer is
 //! the ruling on the view's pairs that waited for a core no longer than a
 //! free core or the control allows (`FreeCore` in `reduce.rs`), or none
-//! with too few of them.
+//! with too few of them; "at once" read off run-queue time answers only
+//! where the less-loaded half of the pairs reads at once too
+//! (`LessLoaded`).
 
 use super::reduce::{core_wait_at_most, figures, PairFigures};
 use super::{words, work, Work};
