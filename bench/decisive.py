@@ -205,12 +205,31 @@ def keep(folder, stem, text):
         f.write(text)
 
 
+def run_child(argv, timeout):
+    """`subprocess.run` that stops the runner with SIGTERM, never SIGKILL:
+    on a timeout, or when this script is stopped, the runner must get to
+    stop its servers' process groups (a SIGKILLed runner left a model app
+    server listening for 50 min)."""
+    child = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = child.communicate(timeout=timeout)
+    except BaseException:
+        child.terminate()
+        try:
+            child.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.communicate()
+        raise
+    return subprocess.CompletedProcess(argv, child.returncode, out, err)
+
+
 def stress(exe, target, server, noise, expect, runs, witness, kept=None, stem=""):
     argv = [exe, "stress", target, "--runs", str(runs), "--noise", "burst" if noise == "burst2" else noise,
             "--expect", expect, "--json", "--witness", witness]
     if server:
         argv += ["--server", server]
-    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=7200)
+    proc = run_child(argv, 7200)
     if proc.returncode not in (0, 1):
         return None, "stress exit %d: %s" % (proc.returncode, proc.stderr.strip()[-400:])
     s = json.loads(proc.stdout)
@@ -245,8 +264,7 @@ def advise_runs(exe, argv, expected, noise, runs, witness, kept=None, stem=""):
     try:
         for i in range(runs):
             started = time.monotonic()
-            out = subprocess.run([exe, "advise", *argv, "--json", "--witness", witness],
-                                 cwd=ROOT, capture_output=True, text=True, timeout=900)
+            out = run_child([exe, "advise", *argv, "--json", "--witness", witness], 900)
             walls.append(time.monotonic() - started)
             try:
                 doc = json.loads(out.stdout)
