@@ -75,6 +75,17 @@ pub const WAITS_ON_CPU_SHARE: f64 = 0.2;
 /// a median of three, so one pair that slipped into a free moment cannot
 /// answer alone.
 pub const FREE_CORE_PAIRS_AT_LEAST: usize = 3;
+/// On the view's pairs with a free core (core-wait ratio at most E19's
+/// `capacity_at_most`, at least [`FREE_CORE_PAIRS_AT_LEAST`] of them),
+/// "holds" stands at a P at most this (the group's under the rulebook's
+/// floor) even where the holding control reads too parallel
+/// (`rulebook::rule_on_free_core`). Over 420 advises kept from the decisive
+/// table's runs (quiet, beside one spinning process, beside two burst
+/// loads; both witnesses), the median over such pairs read 0.94-1.22 for
+/// holding views (168 of 234 advises had three or more such pairs) and
+/// 1.43-2.00 for releasing ones (61 of 186; a library whose serving
+/// threads wait for its own threads reads its group at about 2).
+pub const FREE_CORE_TURNS_AT_MOST: f64 = 1.3;
 /// The control's route (the fixture's holding work).
 pub const CONTROL_PATH: &str = "/work?mode=hold";
 /// KiB of work a pair of the fixture's `/work` times at least, and the
@@ -122,6 +133,7 @@ pub fn rules() -> Rules {
         library_threads: true,
         asleep_below: Some(WAITS_BELOW),
         asleep_on_cpu_share: Some(WAITS_ON_CPU_SHARE),
+        free_core_turns_at_most: Some(FREE_CORE_TURNS_AT_MOST),
     }
 }
 
@@ -129,7 +141,9 @@ pub fn rules() -> Rules {
 pub fn work(ruling: Ruling) -> Option<Work> {
     match ruling {
         Ruling::Asleep => Some(Work::Waits),
-        Ruling::TookTurns | Ruling::TookTurnsLikeControl => Some(Work::Holds),
+        Ruling::TookTurns | Ruling::TookTurnsLikeControl | Ruling::TookTurnsOnFreeCore => {
+            Some(Work::Holds)
+        }
         r if r.at_once() == Some(true) => Some(Work::Releases),
         _ => None,
     }

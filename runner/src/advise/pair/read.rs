@@ -4,7 +4,9 @@
 //! free core or the control allows (`FreeCore` in `reduce.rs`), or none
 //! with too few of them; "at once" read off run-queue time answers only
 //! where the less-loaded half of the pairs reads at once too
-//! (`LessLoaded`).
+//! (`LessLoaded`). Where the holding control reads too parallel to compare
+//! with, the pairs with a free core answer "holds" on their own figures
+//! (`rulebook::rule_on_free_core`), or nothing.
 
 use super::reduce::{core_wait_at_most, figures, PairFigures};
 use super::{words, work, Work};
@@ -79,6 +81,20 @@ pub fn read(path: &str, inferred: bool, run: &PairRatioRun) -> Read {
                 &words::reason(ruling, &Medians::of(free), &control_m, free.on_cpu.median),
             ),
         ),
+        // A control too parallel to compare with: pairs with a free core
+        // that took turns by their own figures answer.
+        (None, Some(ruling @ Ruling::TookTurnsOnFreeCore), Some(free))
+            if figures.ruling == Ruling::ControlTooParallel =>
+        {
+            (
+                work(ruling),
+                words::on_free_core(
+                    &figures.free_core,
+                    view.pairs,
+                    &words::reason(ruling, &Medians::of(free), &control_m, free.on_cpu.median),
+                ),
+            )
+        }
         (Some(Work::Holds), _, _) => (
             None,
             words::no_free_core(&figures.free_core, view.pairs, &every(figures.ruling)),

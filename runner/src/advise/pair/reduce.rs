@@ -118,7 +118,7 @@ pub struct FreeCore {
     /// A pair counts when its core-wait ratio (1 + its serving threads'
     /// run-queue time over its wall) is at most this: the larger of E19's
     /// `capacity_at_most` (a free core, the bound a gate's trial is read
-    /// with) and `control_core_wait`.
+    /// with) and `control_core_wait` where the control separates.
     pub core_wait_at_most: f64,
     /// The holding control's median core-wait ratio.
     pub control_core_wait: Option<f64>,
@@ -126,17 +126,24 @@ pub struct FreeCore {
     pub pairs: usize,
     /// Pairs "holds" needs.
     pub needed: usize,
-    /// The rulebook's ruling on those pairs against the control; None with
-    /// fewer than `needed`.
+    /// The rulebook's ruling on those pairs against the control
+    /// (`rule_on_free_core`: with a free core, turns stand without a
+    /// control that separates); None with fewer than `needed`.
     pub ruling: Option<Ruling>,
 }
 
 /// The control's median core-wait ratio, and the bound a view pair's must
-/// be within for its turns to count (`FreeCore`).
+/// be within for its turns to count (`FreeCore`). A control that reads too
+/// parallel shows no turns to compare with, so it does not widen the bound.
 pub fn core_wait_at_most(control: &PairsReading) -> (f64, Option<f64>) {
     let waits: Vec<f64> = control.each.iter().filter_map(|p| p.core_wait).collect();
     let median = Spread::of(&waits).map(|s| s.median);
-    (free_core_at_most().max(median.unwrap_or(0.0)), median)
+    let widens = rules().control_separates(&Medians::of(control));
+    let at_most = match median {
+        Some(m) if widens => free_core_at_most().max(m),
+        _ => free_core_at_most(),
+    };
+    (at_most, median)
 }
 
 /// The figures and the ruling; None without the group and on-CPU figures.
@@ -159,7 +166,7 @@ pub fn figures(
         needed: FREE_CORE_PAIRS_AT_LEAST,
         ruling: free
             .filter(|_| pairs_free >= FREE_CORE_PAIRS_AT_LEAST)
-            .map(|f| rulebook::rule(&Medians::of(f), &Medians::of(control), &rules())),
+            .map(|f| rulebook::rule_on_free_core(&Medians::of(f), &Medians::of(control), &rules())),
     };
     Some(PairFigures {
         path: path.to_string(),
@@ -351,6 +358,41 @@ mod tests {
         assert_eq!(f.free_core.ruling, Some(Ruling::TookTurnsLikeControl));
         assert_eq!(r.work, Some(Work::Holds), "{}", r.reason);
         assert!(r.reason.starts_with("on the 5 of 5 pairs"), "{}", r.reason);
+    }
+
+    #[test]
+    fn a_control_too_parallel_leaves_holds_to_the_pairs_with_a_free_core() {
+        // Beside one spinning process: the holding control's waiter queues
+        // for a core at each wake-up (P 1.75, core wait 1.8), the view's
+        // pairs had a free core (core wait 1.15) and took turns (P 1.1).
+        let crept = pair(&[(19, 16), (19, 16)]);
+        let turns = pair(&[(19, 3), (19, 3)]);
+        let r = read("/embed/hold", true, &run(&turns, &crept));
+        let f = r.figures.as_ref().unwrap();
+        assert_eq!(f.ruling, Ruling::ControlTooParallel);
+        assert_eq!(f.free_core.ruling, Some(Ruling::TookTurnsOnFreeCore));
+        assert_eq!(r.work, Some(Work::Holds), "{}", r.reason);
+        assert!(r.reason.starts_with("on the 5 of 5 pairs"), "{}", r.reason);
+        // Twin: pairs that waited for a core (1.35): the control's 1.8 does
+        // not widen the bound, so none counts and nothing is answered.
+        let waited = pair(&[(12, 7), (12, 7)]);
+        let r = read("/embed/hold", true, &run(&waited, &crept));
+        let f = r.figures.as_ref().unwrap();
+        assert!((f.free_core.core_wait_at_most - 1.3).abs() < 1e-9);
+        assert_eq!((f.free_core.pairs, r.work), (0, None), "{}", r.reason);
+        assert!(
+            r.reason.starts_with("the holding control read P 1.75"),
+            "{}",
+            r.reason
+        );
+        // Twin: free-core pairs at P 1.48 (a releasing view's least) stay
+        // unanswered against that control.
+        let higher = pair(&[(24, 5), (24, 6)]);
+        let r = read("/embed", true, &run(&higher, &crept));
+        let f = r.figures.as_ref().unwrap();
+        assert_eq!(f.free_core.pairs, 5);
+        assert_eq!(f.free_core.ruling, Some(Ruling::ControlTooParallel));
+        assert_eq!(r.work, None, "{}", r.reason);
     }
 
     #[test]

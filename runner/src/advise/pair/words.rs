@@ -3,7 +3,7 @@
 //! `probe/pair_ratio/rulebook.rs`.
 
 use super::reduce::{FreeCore, LessLoaded, PairFigures};
-use super::{GAP_AT_LEAST, HOLDS_WITHIN, RELEASES_AT_LEAST, WAITS_BELOW};
+use super::{FREE_CORE_TURNS_AT_MOST, GAP_AT_LEAST, HOLDS_WITHIN, RELEASES_AT_LEAST, WAITS_BELOW};
 use crate::probe::pair_ratio::rulebook::{
     Medians, Ruling, LIBRARY_ON_CPU_AT_LEAST, NEVER_TURNS_AT, ON_CPU_PROVES,
     TOGETHER_AT_ONCE_AT_LEAST, TOGETHER_GAP_AT_LEAST, TOGETHER_P_GAP_AT_LEAST,
@@ -77,6 +77,9 @@ pub fn reason(ruling: Ruling, view: &Medians, control: &Medians, on_cpu: f64) ->
             "the two requests took turns: P {p:.2} (unconvoyed {:.2}), within {HOLDS_WITHIN:.2} of the holding control's {c:.2} (unconvoyed {:.2}; group {vg:.2} against {cg:.2})",
             view.unconvoyed, control.unconvoyed
         ),
+        Ruling::TookTurnsOnFreeCore => format!(
+            "the two requests took turns: P {p:.2} <= {FREE_CORE_TURNS_AT_MOST:.2} (group {vg:.2}) with a free core, where two requests computing at once keep both threads runnable and read about 2; the holding control's {c:.2} is past its bound, which matters only where the threads waited for a core",
+        ),
         Ruling::Between => format!(
             "P {p:.2} (unconvoyed {:.2}, group {vg:.2}) stands between the holding control's {c:.2} (unconvoyed {:.2}, group {cg:.2}) and running at once (>= {RELEASES_AT_LEAST:.2} and {GAP_AT_LEAST:.2} over the control); run it again on a quieter machine, or probe the call with --call",
             view.unconvoyed, control.unconvoyed
@@ -87,6 +90,11 @@ pub fn reason(ruling: Ruling, view: &Medians, control: &Medians, on_cpu: f64) ->
 /// The bound a pair's core wait was held to, in words.
 fn bound(free: &FreeCore) -> String {
     match free.control_core_wait {
+        // The control read too parallel to widen the bound.
+        Some(c) if c > free.core_wait_at_most => format!(
+            "core-wait ratio <= {:.2}, a free core: the holding control's median pair waited {c:.2}, but it read too parallel to stand as the bound",
+            free.core_wait_at_most
+        ),
         Some(c) => format!(
             "core-wait ratio <= {:.2}, a free core or the holding control's median pair ({c:.2})",
             free.core_wait_at_most

@@ -33,6 +33,12 @@
 //!    with P unconvoyed of third tasks at most `turns_at_most`, or every
 //!    figure within `turns_within_control` of the control's.
 //! 6. Otherwise between: cannot tell.
+//!
+//! [`rule_on_free_core`] reads pairs that each had a free core (a caller
+//! picks them by their core wait): there, with `free_core_turns_at_most`,
+//! a control that does not separate (3) no longer silences "took turns" at
+//! a P at most that bound, since with a free core noise cannot lift a
+//! pair that ran at once down to it.
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -171,6 +177,11 @@ pub struct Rules {
     /// which lifts the group's P but not its CPU time.
     #[serde(default)]
     pub asleep_on_cpu_share: Option<f64>,
+    /// On pairs that each had a free core ([`rule_on_free_core`]): took
+    /// turns at a serving P at most this (the group's quiet), even where the
+    /// control does not separate. Under [`NEVER_TURNS_AT`] ([`Rules::check`]).
+    #[serde(default)]
+    pub free_core_turns_at_most: Option<f64>,
 }
 
 impl Rules {
@@ -198,17 +209,26 @@ impl Rules {
             // pair that slept is read by the turns rules.
             asleep_below: None,
             asleep_on_cpu_share: None,
+            // A gate confirms a fail on its own free-core trials.
+            free_core_turns_at_most: None,
         })
     }
 
     /// Why this rule set could disagree with another; None when it cannot.
     pub fn check(&self) -> Option<String> {
-        (self.at_once_at_least < NEVER_TURNS_AT).then(|| {
-            format!(
+        if self.at_once_at_least < NEVER_TURNS_AT {
+            return Some(format!(
                 "the at-once bound {:.2} is under {NEVER_TURNS_AT:.2}, where the turns rules of another rule set still apply",
                 self.at_once_at_least
-            )
-        })
+            ));
+        }
+        self.free_core_turns_at_most
+            .filter(|&b| b >= NEVER_TURNS_AT)
+            .map(|b| {
+                format!(
+                    "the free-core turns bound {b:.2} is not under {NEVER_TURNS_AT:.2}, where the at-once rules of another rule set may apply"
+                )
+            })
     }
 
     /// The control's P shows the witness can tell turns from parallel here.
@@ -238,6 +258,9 @@ pub enum Ruling {
     TookTurns,
     /// Every figure within `turns_within_control` of the control's.
     TookTurnsLikeControl,
+    /// On pairs that each had a free core, P and the group's P at most
+    /// `free_core_turns_at_most`, the control not needed.
+    TookTurnsOnFreeCore,
     /// Between the bands: cannot tell.
     Between,
 }
@@ -252,7 +275,10 @@ impl Ruling {
             | Ruling::AtOnce
             | Ruling::AtOnceTogether
             | Ruling::AtOnceLibrary => Some(true),
-            Ruling::Asleep | Ruling::TookTurns | Ruling::TookTurnsLikeControl => Some(false),
+            Ruling::Asleep
+            | Ruling::TookTurns
+            | Ruling::TookTurnsLikeControl
+            | Ruling::TookTurnsOnFreeCore => Some(false),
             Ruling::ControlTooParallel | Ruling::Between => None,
         }
     }
@@ -288,6 +314,30 @@ pub fn together_at_once(view: &Medians, control: &Medians) -> bool {
         && t - ct >= TOGETHER_GAP_AT_LEAST
         && view.serving >= NEVER_TURNS_AT
         && view.serving - control.serving >= TOGETHER_P_GAP_AT_LEAST
+}
+
+/// The ruling on pairs that each had a free core: as [`rule`], but where
+/// the control does not separate, the pairs took turns when their serving
+/// P is at most `free_core_turns_at_most` and the group's, where it is
+/// read, is quiet (under [`NEVER_TURNS_AT`]: no library computing at once). The control shows what a loaded machine does
+/// to work known to take turns, which a pair with a free core does not
+/// need: its threads slept for at least `2 - P` of the wall, and with a
+/// free core a pair that ran at once sleeps only behind a peer kept off a
+/// core, which the core-wait bound keeps small (a lock or the GIL is the
+/// rest). Beside one spinning process the holding control read P 1.6-1.9
+/// while a holding view's pairs with a free core read 1.06-1.29.
+pub fn rule_on_free_core(view: &Medians, control: &Medians, rules: &Rules) -> Ruling {
+    let ruling = rule(view, control, rules);
+    match rules.free_core_turns_at_most {
+        Some(b)
+            if ruling == Ruling::ControlTooParallel
+                && view.serving <= b
+                && view.group.is_none_or(|g| g < NEVER_TURNS_AT) =>
+        {
+            Ruling::TookTurnsOnFreeCore
+        }
+        _ => ruling,
+    }
 }
 
 /// The ruling on `view` against the holding `control`.
@@ -575,12 +625,18 @@ mod tests {
     fn disagreement(a: &Rules, b: &Rules) -> Option<(Medians, Medians, Ruling, Ruling)> {
         let g = grid();
         let controls: Vec<&Medians> = g.iter().step_by(7).collect();
+        let readers: [fn(&Medians, &Medians, &Rules) -> Ruling; 2] = [rule, rule_on_free_core];
         for view in &g {
             for control in &controls {
-                let (x, y) = (rule(view, control, a), rule(view, control, b));
-                if let (Some(p), Some(q)) = (x.serving_at_once(), y.serving_at_once()) {
-                    if p != q {
-                        return Some((*view, **control, x, y));
+                for (ra, rb) in readers
+                    .iter()
+                    .flat_map(|x| readers.iter().map(move |y| (x, y)))
+                {
+                    let (x, y) = (ra(view, control, a), rb(view, control, b));
+                    if let (Some(p), Some(q)) = (x.serving_at_once(), y.serving_at_once()) {
+                        if p != q {
+                            return Some((*view, **control, x, y));
+                        }
                     }
                 }
             }
@@ -601,6 +657,50 @@ mod tests {
         assert_ne!(rule(&with(0.62, 0.35), &control, &advise), Ruling::Asleep);
         // And a gate's rules never ask.
         assert_ne!(rule(&with(0.62, 0.02), &control, &e19()), Ruling::Asleep);
+    }
+
+    #[test]
+    fn free_core_pairs_took_turns_without_a_separating_control() {
+        let advise = crate::advise::pair::rules();
+        // Beside one spinning process: the holding control read P 1.72, a
+        // holding view's pairs with a free core 1.16 (group 1.20).
+        let crept = m(1.72, 2.0, 1.74, 0.94, 0.95);
+        let free = m(1.16, 1.45, 1.20, 0.91, 0.93);
+        assert_eq!(rule(&free, &crept, &advise), Ruling::ControlTooParallel);
+        assert_eq!(
+            rule_on_free_core(&free, &crept, &advise),
+            Ruling::TookTurnsOnFreeCore
+        );
+        // Twins: a P past the bound (a releasing pair with a free core
+        // read 1.43 at the least), a group past it (a library computing),
+        // and a gate's rules, which do not ask, still cannot tell.
+        let higher = m(1.43, 1.78, 1.55, 1.1, 1.15);
+        assert_eq!(
+            rule_on_free_core(&higher, &crept, &advise),
+            Ruling::ControlTooParallel
+        );
+        let library = m(1.16, 1.45, 1.9, 0.91, 1.0);
+        assert_eq!(
+            rule_on_free_core(&library, &crept, &advise),
+            Ruling::ControlTooParallel
+        );
+        assert_eq!(
+            rule_on_free_core(&free, &crept, &e19()),
+            Ruling::ControlTooParallel
+        );
+        // Where the control separates, the reading is `rule`'s.
+        let hold = m(1.1, 1.3, 1.12, 0.95, 0.96);
+        assert_eq!(
+            rule_on_free_core(&free, &hold, &advise),
+            rule(&free, &hold, &advise)
+        );
+        // A bound at the floor would let a turns ruling stand where an
+        // at-once rule may apply: `check` says so.
+        let loose = Rules {
+            free_core_turns_at_most: Some(NEVER_TURNS_AT),
+            ..advise
+        };
+        assert!(loose.check().is_some());
     }
 
     #[test]
