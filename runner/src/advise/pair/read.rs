@@ -4,7 +4,8 @@
 //! free core or the control allows (`FreeCore` in `reduce.rs`), or none
 //! with too few of them; "at once" read off run-queue time answers only
 //! where the less-loaded half of the pairs reads at once too
-//! (`LessLoaded`). Where the holding control reads too parallel to compare
+//! (`LessLoaded`) and the pairs with a free core do not read turns
+//! (`TurnedWithFreeCore`). Where the holding control reads too parallel to compare
 //! with, the pairs with a free core answer "holds" on their own figures
 //! (`rulebook::rule_on_free_core`), or nothing.
 
@@ -99,7 +100,21 @@ pub fn read(path: &str, inferred: bool, run: &PairRatioRun) -> Read {
             None,
             words::no_free_core(&figures.free_core, view.pairs, &every(figures.ruling)),
         ),
-        // At once off run-queue time stands on the less-loaded half too.
+        // At once off run-queue time must not be contradicted by pairs
+        // that took turns with a free core ...
+        (Some(Work::Releases), _, _)
+            if matches!(figures.ruling, Ruling::AtOnce | Ruling::AtOnceTogether)
+                && figures.turned_with_free_core.contradicts_at_once() =>
+        {
+            (
+                None,
+                words::turned_with_free_core(
+                    &figures.turned_with_free_core,
+                    &every(figures.ruling),
+                ),
+            )
+        }
+        // ... and stands on the less-loaded half too.
         (Some(Work::Releases), _, _)
             if matches!(figures.ruling, Ruling::AtOnce | Ruling::AtOnceTogether)
                 && figures.less_loaded.ruling.and_then(Ruling::at_once) != Some(true) =>

@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::{free_core_at_most, rules, FREE_CORE_PAIRS_AT_LEAST, THREADS};
+use super::{free_core_at_most, rules, FREE_CORE_PAIRS_AT_LEAST, FREE_CORE_TURNS_AT_MOST, THREADS};
 use crate::kernel::pairs::{PairPoint, PairsReading};
 use crate::probe::pair_ratio::measure::PairRatioRun;
 use crate::probe::pair_ratio::rulebook::{self, Medians, Ruling};
@@ -85,6 +85,48 @@ pub struct PairFigures {
     /// The ruling on the less-loaded half of the view's pairs, on which "at
     /// once" by P or by the samples' order must stand too.
     pub less_loaded: LessLoaded,
+    /// The view's pairs with a free core that took turns by their own P,
+    /// which "at once" off run-queue time must not contradict.
+    pub turned_with_free_core: TurnedWithFreeCore,
+}
+
+/// The view's pairs that had a free core (core-wait ratio at most E19's
+/// `capacity_at_most`) and how many of them read P at most
+/// `FREE_CORE_TURNS_AT_MOST`: took turns by their own figures, where a pair
+/// that ran at once reads about 2. "At once" read off run-queue time does
+/// not stand where any did and they are at least half of those pairs. Of
+/// the four advises in which the model app's holding view once read
+/// "releases" beside two burst loads (`LessLoaded`), two had such pairs
+/// (3 of 3 at P 1.00-1.22, 1 of 1 at 1.10); of 73 releasing advises that
+/// answered "at once" off run-queue time, none had one.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+pub struct TurnedWithFreeCore {
+    /// The view's counted pairs with a free core.
+    pub pairs: usize,
+    /// Of them, those at P at most `FREE_CORE_TURNS_AT_MOST`.
+    pub turns: usize,
+}
+
+impl TurnedWithFreeCore {
+    fn of(view: &PairsReading) -> Self {
+        let free: Vec<_> = view
+            .each
+            .iter()
+            .filter(|p| p.core_wait.is_some_and(|c| c <= free_core_at_most()))
+            .collect();
+        Self {
+            pairs: free.len(),
+            turns: free
+                .iter()
+                .filter(|p| p.parallelism.is_some_and(|v| v <= FREE_CORE_TURNS_AT_MOST))
+                .count(),
+        }
+    }
+
+    /// The pairs with a free core contradict "at once".
+    pub fn contradicts_at_once(&self) -> bool {
+        self.turns >= 1 && 2 * self.turns >= self.pairs
+    }
 }
 
 /// "At once" read off run-queue time (P, or the samples' order: not the
@@ -213,6 +255,7 @@ pub fn figures(
                 .and_then(|h| h.each.iter().filter_map(|p| p.core_wait).reduce(f64::max)),
             ruling: half.map(|h| rulebook::rule(&Medians::of(h), &Medians::of(control), &rules())),
         },
+        turned_with_free_core: TurnedWithFreeCore::of(view),
     })
 }
 
@@ -428,12 +471,13 @@ mod tests {
     fn at_once_off_the_run_queue_stands_on_the_less_loaded_half_too() {
         // Three pairs stacked on one core (both threads runnable nearly all
         // along, on a CPU one GIL's worth) read at once by P; the two
-        // least loaded took turns.
+        // least loaded took turns, without a free core (core wait 1.35 and
+        // 1.4, so `TurnedWithFreeCore` has nothing to say).
         let control = pair(&[(20, 2), (20, 2)]);
         let stacked = |rq| pair(&[(19, rq), (19, rq)]);
         let mut r = run(&stacked(20), &control);
-        r.under_test.witness[0] = Some(pair(&[(20, 1), (20, 1)]));
-        r.under_test.witness[1] = Some(pair(&[(20, 2), (20, 2)]));
+        r.under_test.witness[0] = Some(pair(&[(20, 7), (20, 7)]));
+        r.under_test.witness[1] = Some(pair(&[(20, 8), (20, 8)]));
         r.under_test.witness[2] = Some(stacked(18));
         r.under_test.witness[3] = Some(stacked(19));
         let read_ = read("/embed", true, &r);
@@ -454,6 +498,46 @@ mod tests {
         let f = read_.figures.as_ref().unwrap();
         assert_eq!(f.ruling, Ruling::AtOnce);
         assert_eq!(f.less_loaded.ruling.and_then(Ruling::at_once), Some(true));
+        assert_eq!(read_.work, Some(Work::Releases), "{}", read_.reason);
+    }
+
+    #[test]
+    fn at_once_off_the_run_queue_falls_where_pairs_with_a_free_core_took_turns() {
+        // Three pairs stacked on one core read at once by P; the two with
+        // a free core (core wait 1.15) took turns (P 1.1).
+        let control = pair(&[(20, 2), (20, 2)]);
+        let stacked = pair(&[(19, 20), (19, 20)]);
+        let turns = pair(&[(19, 3), (19, 3)]);
+        let mut r = run(&stacked, &control);
+        r.under_test.witness[0] = Some(turns.clone());
+        r.under_test.witness[1] = Some(turns.clone());
+        let read_ = read("/embed/hold", true, &r);
+        let f = read_.figures.as_ref().unwrap();
+        assert_eq!(f.ruling, Ruling::AtOnce);
+        assert_eq!(
+            f.turned_with_free_core,
+            TurnedWithFreeCore { pairs: 2, turns: 2 }
+        );
+        assert_eq!(read_.work, None, "{}", read_.reason);
+        assert!(
+            read_
+                .reason
+                .contains("2 of the 2 pairs that had a free core"),
+            "{}",
+            read_.reason
+        );
+        // Twin: two of the three pairs with a free core ran on two CPUs,
+        // one took turns (under half): at once stands.
+        let two_cpus = pair(&[(36, 2), (36, 2)]);
+        r.under_test.witness[0] = Some(two_cpus.clone());
+        r.under_test.witness[1] = Some(two_cpus);
+        r.under_test.witness[2] = Some(turns);
+        let read_ = read("/embed", true, &r);
+        let f = read_.figures.as_ref().unwrap();
+        assert_eq!(
+            f.turned_with_free_core,
+            TurnedWithFreeCore { pairs: 3, turns: 1 }
+        );
         assert_eq!(read_.work, Some(Work::Releases), "{}", read_.reason);
     }
 

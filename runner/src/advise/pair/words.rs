@@ -2,7 +2,7 @@
 //! the reason for the rulebook's ruling. Text only; the rules are in
 //! `probe/pair_ratio/rulebook.rs`.
 
-use super::reduce::{FreeCore, LessLoaded, PairFigures};
+use super::reduce::{FreeCore, LessLoaded, PairFigures, TurnedWithFreeCore};
 use super::{FREE_CORE_TURNS_AT_MOST, GAP_AT_LEAST, HOLDS_WITHIN, RELEASES_AT_LEAST, WAITS_BELOW};
 use crate::probe::pair_ratio::rulebook::{
     Medians, Ruling, LIBRARY_ON_CPU_AT_LEAST, NEVER_TURNS_AT, ON_CPU_PROVES,
@@ -121,6 +121,16 @@ pub fn no_free_core(free: &FreeCore, pairs: usize, turns: &str) -> String {
         free.pairs,
         bound(free),
         free.needed
+    )
+}
+
+/// At once over every pair, but the pairs with a free core took turns.
+pub fn turned_with_free_core(free: &TurnedWithFreeCore, at_once: &str) -> String {
+    format!(
+        "no free core: {at_once}, but {} of the {} pairs that had a free core (core-wait ratio <= {:.2}) read P <= {FREE_CORE_TURNS_AT_MOST:.2}, taking turns, where two requests computing at once read about 2: the at-once reading came from threads queued for a core; run it again on a quieter machine",
+        free.turns,
+        free.pairs,
+        super::free_core_at_most()
     )
 }
 
