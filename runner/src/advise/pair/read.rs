@@ -117,15 +117,11 @@ pub fn read(path: &str, inferred: bool, run: &PairRatioRun) -> Read {
         // ... and stands on the less-loaded half too.
         (Some(Work::Releases), _, _)
             if matches!(figures.ruling, Ruling::AtOnce | Ruling::AtOnceTogether)
-                && figures.less_loaded.ruling.and_then(Ruling::at_once) != Some(true) =>
+                && !figures.less_loaded.stands_at_once() =>
         {
             (
                 None,
-                words::not_on_less_loaded(
-                    &figures.less_loaded,
-                    half.as_ref().map(|h| h.parallelism.median),
-                    &every(figures.ruling),
-                ),
+                words::not_on_less_loaded(&figures.less_loaded, &every(figures.ruling)),
             )
         }
         (w, _, _) => (w, every(figures.ruling)),
