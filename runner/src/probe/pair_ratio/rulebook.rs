@@ -27,7 +27,8 @@
 //!    control's; or, with `library_threads`, the group's P by the first
 //!    rule, where the library's threads were on a CPU as in 2.
 //! 5. **Took turns**: no sign of running at once (P, and where the group
-//!    counts the group's P, under [`NEVER_TURNS_AT`], no on-CPU proof) and
+//!    counts the group's P, under [`NEVER_TURNS_AT`], no on-CPU proof, the
+//!    serving threads on a CPU within one GIL's [`GIL_ON_CPU_AT_MOST`]) and
 //!    either the unconvoyed P at most `turns_at_most`, or the serving
 //!    threads together in at most [`TOGETHER_TURNS_AT_MOST`] of the samples
 //!    with P unconvoyed of third tasks at most `turns_at_most`, or every
@@ -299,6 +300,17 @@ impl Ruling {
     }
 }
 
+/// The serving threads' Σ on-CPU over the pair's wall within what one GIL
+/// allows ([`GIL_ON_CPU_AT_MOST`]), where it is read; no turns ruling
+/// stands past it. Holding views read at most 0.99 over 394 advises, free
+/// core or not; libapp's `/db` (sqlite releases the GIL, Python around it
+/// holds it) read 1.25-1.30 on pairs with a free core and P 1.40-1.42
+/// beside two burst loads, within 0.25 of a loaded control, and was read
+/// as "holds" once.
+fn within_one_gil(on_cpu: Option<f64>) -> bool {
+    on_cpu.is_none_or(|o| o <= GIL_ON_CPU_AT_MOST)
+}
+
 fn proves(view: Option<f64>, control: Option<f64>) -> bool {
     matches!((view, control), (Some(v), Some(c)) if v >= ON_CPU_PROVES && c <= GIL_ON_CPU_AT_MOST)
 }
@@ -332,6 +344,7 @@ pub fn rule_on_free_core(view: &Medians, control: &Medians, rules: &Rules) -> Ru
         Some(b)
             if ruling == Ruling::ControlTooParallel
                 && view.serving <= b
+                && within_one_gil(view.on_cpu)
                 && view.group.is_none_or(|g| g < NEVER_TURNS_AT) =>
         {
             Ruling::TookTurnsOnFreeCore
@@ -403,7 +416,10 @@ pub fn rule(view: &Medians, control: &Medians, rules: &Rules) -> Ruling {
                 (Some(within), Some(c)) if g - c <= within
             )
     };
+    // Nor were the serving threads on a CPU for more than one GIL allows:
+    // a pair on a CPU past it ran at once for part of the work.
     let quiet = view.serving < NEVER_TURNS_AT
+        && within_one_gil(view.on_cpu)
         && (!rules.library_threads
             || (view.group.is_none_or(group_quiet)
                 && !proves(view.group_on_cpu, control.group_on_cpu)));
@@ -657,6 +673,24 @@ mod tests {
         assert_ne!(rule(&with(0.62, 0.35), &control, &advise), Ruling::Asleep);
         // And a gate's rules never ask.
         assert_ne!(rule(&with(0.62, 0.02), &control, &e19()), Ruling::Asleep);
+    }
+
+    #[test]
+    fn no_turns_past_what_one_gil_allows_on_a_cpu() {
+        let advise = crate::advise::pair::rules();
+        // libapp's /db beside two burst loads, on the pairs with a free
+        // core: P 1.41 within 0.25 of a loaded control's 1.33, but its
+        // serving threads on a CPU 1.27x the wall.
+        let control = m(1.33, 1.98, 1.45, 0.96, 0.98);
+        let db = m(1.41, 1.73, 1.51, 1.27, 1.3);
+        assert_eq!(rule(&db, &control, &advise), Ruling::Between);
+        // Twin: the same figures within one GIL on a CPU took turns.
+        let held = Medians {
+            on_cpu: Some(0.98),
+            group_on_cpu: Some(1.0),
+            ..db
+        };
+        assert_eq!(rule(&held, &control, &advise), Ruling::TookTurnsLikeControl);
     }
 
     #[test]
