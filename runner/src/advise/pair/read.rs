@@ -5,9 +5,9 @@
 //! with too few of them; "at once" read off run-queue time answers only
 //! where the less-loaded half of the pairs reads at once too
 //! (`LessLoaded`) and the pairs with a free core do not read turns
-//! (`TurnedWithFreeCore`). Where the holding control reads too parallel to compare
-//! with, the pairs with a free core answer "holds" on their own figures
-//! (`rulebook::rule_on_free_core`), or nothing.
+//! (`TurnedWithFreeCore`). Where the holding control reads too parallel
+//! to compare with, the pairs with a free core answer "holds" on their own
+//! figures (`rulebook::rule_on_free_core`), or nothing.
 
 use super::reduce::{core_wait_at_most, figures, PairFigures};
 use super::{words, work, Work};

@@ -137,7 +137,7 @@ pub fn turned_with_free_core(free: &TurnedWithFreeCore, at_once: &str) -> String
 /// At once over every pair, but not on the less-loaded half.
 pub fn not_on_less_loaded(half: &LessLoaded, at_once: &str) -> String {
     format!(
-        "no free core: {at_once}, but the less-loaded half of the pairs ({}, core-wait ratio <= {:.2}) read P {:.2}, neither at once nor out of reach of the turns rules (>= {NEVER_TURNS_AT:.2}): two threads queued on one core both read runnable before the one that would wait for the GIL finds it held; run it again on a quieter machine",
+        "no free core: {at_once}, but the less-loaded half of the pairs ({}, core-wait ratio <= {:.2}) read P {:.2}, not at once: two threads queued on one core both read runnable before the one that would wait for the GIL finds it held; run it again on a quieter machine",
         half.pairs,
         num(half.core_wait_at_most),
         num(half.parallelism)
