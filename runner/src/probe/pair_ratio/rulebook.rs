@@ -259,8 +259,9 @@ pub enum Ruling {
     TookTurns,
     /// Every figure within `turns_within_control` of the control's.
     TookTurnsLikeControl,
-    /// On pairs that each had a free core, P and the group's P at most
-    /// `free_core_turns_at_most`, the control not needed.
+    /// On pairs that each had a free core, P at most
+    /// `free_core_turns_at_most` (the group's quiet, the serving threads
+    /// within one GIL on a CPU), the control not needed.
     TookTurnsOnFreeCore,
     /// Between the bands: cannot tell.
     Between,
@@ -331,9 +332,9 @@ pub fn together_at_once(view: &Medians, control: &Medians) -> bool {
 /// The ruling on pairs that each had a free core: as [`rule`], but where
 /// the control does not separate, the pairs took turns when their serving
 /// P is at most `free_core_turns_at_most` and the group's, where it is
-/// read, is quiet (under [`NEVER_TURNS_AT`]: no library computing at once). The control shows what a loaded machine does
-/// to work known to take turns, which a pair with a free core does not
-/// need: its threads slept for at least `2 - P` of the wall, and with a
+/// read, is quiet (under [`NEVER_TURNS_AT`]: no library computing at
+/// once). The control shows what a loaded machine does to work known to
+/// take turns, which a pair with a free core does not need: its threads slept for at least `2 - P` of the wall, and with a
 /// free core a pair that ran at once sleeps only behind a peer kept off a
 /// core, which the core-wait bound keeps small (a lock or the GIL is the
 /// rest). Beside one spinning process the holding control read P 1.6-1.9
